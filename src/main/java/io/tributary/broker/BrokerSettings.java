@@ -1,0 +1,117 @@
+package io.tributary.broker;
+
+import com.typesafe.config.Config;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The broker settings of one node, read once from the {@code tributary} section of the ActorSystem's config (every
+ * key is documented in {@code reference.conf}) and validated at start-up. Immutable.
+ *
+ * @param dataDir the node's data directory (journals and snapshots below it)
+ * @param journalInstances how many LevelDB journal plugin instances the partitions are spread over (1..8)
+ * @param role the cluster role a node needs to host partitions and the controller
+ * @param messageMaxBytes default largest record batch, bytes (Kafka's {@code message.max.bytes})
+ * @param logRetentionMs default time retention, ms, -1 = unlimited (Kafka's {@code log.retention.ms})
+ * @param logRetentionBytes default size retention per partition, bytes, -1 = unlimited ({@code log.retention.bytes})
+ * @param retentionCheckInterval how often each partition applies retention ({@code log.retention.check.interval.ms})
+ * @param numPartitions default partition count for new topics ({@code num.partitions})
+ * @param defaultReplicationFactor default replication factor ({@code default.replication.factor})
+ * @param indexIntervalBytes bytes of batches between two offset index entries ({@code index.interval.bytes})
+ * @param tailMaxBytes bytes of recent batches each partition keeps in memory to serve fetches
+ * @param snapshotEveryBatches a partition snapshot is taken every this many journal events
+ * @param maxFrameSafeBatchBytes the largest batch the Artery frame size can carry with its envelope, bytes
+ * @param fetchMaxBytesCap the most batch bytes one fetch response carries, bytes (keeps responses below the frame size)
+ * @param askTimeout how long the gateway and controller wait for internal replies
+ */
+public record BrokerSettings(
+    Path dataDir,
+    int journalInstances,
+    String role,
+    int messageMaxBytes,
+    long logRetentionMs,
+    long logRetentionBytes,
+    Duration retentionCheckInterval,
+    int numPartitions,
+    short defaultReplicationFactor,
+    int indexIntervalBytes,
+    long tailMaxBytes,
+    int snapshotEveryBatches,
+    int maxFrameSafeBatchBytes,
+    int fetchMaxBytesCap,
+    Duration askTimeout) {
+
+  /** The most journal plugin instances defined in reference.conf. */
+  public static final int MAX_JOURNAL_INSTANCES = 8;
+
+  /** Room reserved in every frame for the envelope around a batch (names, ids, actor paths). */
+  private static final int FRAME_OVERHEAD = 64 * 1024;
+
+  /**
+   * Reads and validates the settings.
+   *
+   * @param config the ActorSystem's config (root)
+   * @throws IllegalArgumentException with the offending key when a value is out of range
+   */
+  public static BrokerSettings create(Config config) {
+    Config t = config.getConfig("tributary");
+    Config b = t.getConfig("broker");
+    int frame = (int) config.getBytes("akka.remote.artery.advanced.maximum-frame-size").longValue();
+    int frameSafe = frame - FRAME_OVERHEAD;
+    int journalInstances = t.getInt("journal.instances");
+    require(journalInstances >= 1 && journalInstances <= MAX_JOURNAL_INSTANCES,
+        "tributary.journal.instances must be 1.." + MAX_JOURNAL_INSTANCES);
+    int messageMax = b.getInt("message.max.bytes");
+    require(messageMax >= 64 && messageMax <= frameSafe,
+        "tributary.broker.message.max.bytes must be between 64 and " + frameSafe
+            + " (akka.remote.artery.advanced.maximum-frame-size minus 64 KiB)");
+    long retentionMs = b.getLong("log.retention.ms");
+    require(retentionMs >= -1, "tributary.broker.log.retention.ms must be >= -1");
+    long retentionBytes = b.getLong("log.retention.bytes");
+    require(retentionBytes >= -1, "tributary.broker.log.retention.bytes must be >= -1");
+    long checkMs = b.getLong("log.retention.check.interval.ms");
+    require(checkMs >= 1, "tributary.broker.log.retention.check.interval.ms must be >= 1");
+    int numPartitions = b.getInt("num.partitions");
+    require(numPartitions >= 1, "tributary.broker.num.partitions must be >= 1");
+    int rf = b.getInt("default.replication.factor");
+    require(rf >= 1, "tributary.broker.default.replication.factor must be >= 1");
+    int indexInterval = b.getInt("index.interval.bytes");
+    require(indexInterval >= 1, "tributary.broker.index.interval.bytes must be >= 1");
+    long tail = t.getBytes("log.tail-max-bytes");
+    require(tail >= 0, "tributary.log.tail-max-bytes must be >= 0");
+    int snapEvery = t.getInt("log.snapshot-every-batches");
+    require(snapEvery >= 1, "tributary.log.snapshot-every-batches must be >= 1");
+    int fetchCap = (int) Math.min(frameSafe, t.getBytes("log.fetch-response-max-bytes"));
+    require(fetchCap >= 1, "tributary.log.fetch-response-max-bytes must be >= 1");
+    return new BrokerSettings(
+        Path.of(t.getString("data-dir")).toAbsolutePath(),
+        journalInstances,
+        t.getString("role"),
+        messageMax,
+        retentionMs,
+        retentionBytes,
+        Duration.ofMillis(checkMs),
+        numPartitions,
+        (short) rf,
+        indexInterval,
+        tail,
+        snapEvery,
+        frameSafe,
+        fetchCap,
+        t.getDuration("ask-timeout"));
+  }
+
+  /** The journal plugin id of instance {@code i}, as defined in reference.conf. */
+  public static String journalPluginId(int i) {
+    return "tributary.persistence.journal-" + i;
+  }
+
+  /** The snapshot plugin id used by every Tributary entity. */
+  public static final String SNAPSHOT_PLUGIN_ID = "tributary.persistence.snapshot";
+
+  private static void require(boolean ok, String message) {
+    if (!ok) {
+      throw new IllegalArgumentException(message);
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package io.tributary.protocol;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Stable error codes carried by every reply of the Tributary protocol.
+ *
+ * <p>The numeric codes are Apache Kafka's own (see Kafka's {@code org.apache.kafka.common.protocol.Errors}), so that
+ * a later Kafka-protocol listener can pass them through unchanged and so that Kafka users recognise them. A code is
+ * never renumbered or reused. {@link #retriable()} tells whether a client may retry the same request unchanged (possibly
+ * after refreshing metadata); clients map non-retriable codes to exceptions at once.
+ */
+public enum ErrorCode {
+  /** Not an error: the request succeeded. */
+  NONE(0, false, "no error"),
+  /** A server-side failure not covered by a more specific code. */
+  UNKNOWN_SERVER_ERROR(-1, false, "unexpected server error"),
+  /** The requested offset is below the log start offset or above the high watermark. */
+  OFFSET_OUT_OF_RANGE(1, false, "the requested offset is not within the range of offsets of this partition"),
+  /** A record batch failed its CRC32C check, or its bytes do not follow the record batch v2 layout. */
+  CORRUPT_MESSAGE(2, true, "the record batch is corrupt (CRC or layout check failed)"),
+  /** The topic or partition does not exist (or is not yet known to this node). */
+  UNKNOWN_TOPIC_OR_PARTITION(3, true, "this topic or partition does not exist"),
+  /** A fetch asked for a negative or zero maximum number of bytes. */
+  INVALID_FETCH_SIZE(4, false, "the requested fetch size is invalid"),
+  /** The partition has no leader right now (it is starting or moving). */
+  LEADER_NOT_AVAILABLE(5, true, "there is no leader for this partition right now"),
+  /** The request went to a node that is not the leader (or follower) of the partition. */
+  NOT_LEADER_OR_FOLLOWER(6, true, "this node is not the leader or a follower of the partition"),
+  /** The request did not complete in time on the broker, or the client saw no reply within request.timeout.ms. */
+  REQUEST_TIMED_OUT(7, true, "the request timed out"),
+  /** A record batch is larger than message.max.bytes (broker/topic) or max.request.size (producer). */
+  MESSAGE_TOO_LARGE(10, false, "the record batch is larger than the maximum the server accepts"),
+  /** The connection to the broker failed. */
+  NETWORK_EXCEPTION(13, true, "the connection to the broker failed"),
+  /** The topic name is invalid (Kafka's rules: [a-zA-Z0-9._-], 1 to 249 characters, not '.' or '..'). */
+  INVALID_TOPIC_EXCEPTION(17, false, "the topic name is invalid"),
+  /** Not enough in-sync replicas to accept an acks=all write. */
+  NOT_ENOUGH_REPLICAS(19, true, "not enough in-sync replicas for an acks=all write"),
+  /** The acks value of a produce request is not -1, 0 or 1. */
+  INVALID_REQUIRED_ACKS(21, false, "acks must be -1 (all), 0 or 1"),
+  /** A record timestamp is invalid (negative other than -1). */
+  INVALID_TIMESTAMP(32, false, "the record timestamp is invalid"),
+  /** The request's protocol version is not supported by this broker. */
+  UNSUPPORTED_VERSION(35, false, "the request version is not supported by this broker"),
+  /** A topic with this name already exists. */
+  TOPIC_ALREADY_EXISTS(36, false, "a topic with this name already exists"),
+  /** The number of partitions is invalid (must be at least 1). */
+  INVALID_PARTITIONS(37, false, "the number of partitions is invalid"),
+  /** The replication factor is invalid or larger than the number of live brokers. */
+  INVALID_REPLICATION_FACTOR(38, false, "the replication factor is invalid"),
+  /** A topic config key or value is invalid. */
+  INVALID_CONFIG(40, false, "a configuration key or value is invalid"),
+  /** The request is malformed. */
+  INVALID_REQUEST(42, false, "the request is invalid"),
+  /** The record batch uses a compression codec this broker does not support. */
+  UNSUPPORTED_COMPRESSION_TYPE(76, false, "the compression type is not supported"),
+  /** A record in the batch is invalid (for example, its size fields disagree with the batch). */
+  INVALID_RECORD(87, false, "a record in the batch is invalid"),
+  /** The local log storage failed. */
+  KAFKA_STORAGE_ERROR(56, true, "the broker's log storage failed");
+
+  private static final Map<Integer, ErrorCode> BY_CODE = new HashMap<>();
+
+  static {
+    for (ErrorCode e : values()) {
+      BY_CODE.put(e.code, e);
+    }
+  }
+
+  private final int code;
+  private final boolean retriable;
+  private final String message;
+
+  ErrorCode(int code, boolean retriable, String message) {
+    this.code = code;
+    this.retriable = retriable;
+    this.message = message;
+  }
+
+  /** The stable numeric code (Kafka's). */
+  public int code() {
+    return code;
+  }
+
+  /** Whether the client may retry the same request (after a metadata refresh where relevant). */
+  public boolean retriable() {
+    return retriable;
+  }
+
+  /** A short human-readable description of the error. */
+  public String defaultMessage() {
+    return message;
+  }
+
+  /**
+   * The error with the given numeric code.
+   *
+   * @return the matching error, or {@link #UNKNOWN_SERVER_ERROR} for a code this version does not know
+   */
+  public static ErrorCode forCode(int code) {
+    return BY_CODE.getOrDefault(code, UNKNOWN_SERVER_ERROR);
+  }
+}

@@ -1,0 +1,40 @@
+package io.tributary.protocol;
+
+import java.util.regex.Pattern;
+
+/** Kafka's topic name rules: 1 to 249 characters of {@code [a-zA-Z0-9._-]}, and neither {@code .} nor {@code ..}. */
+public final class TopicNames {
+  /** The longest legal topic name, as Kafka's {@code Topic.MAX_NAME_LENGTH}. */
+  public static final int MAX_LENGTH = 249;
+
+  private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
+
+  private TopicNames() {}
+
+  /**
+   * Why {@code name} is not a legal topic name.
+   *
+   * @return {@code null} if the name is legal, else a message for {@link ErrorCode#INVALID_TOPIC_EXCEPTION}
+   */
+  public static String invalidReason(String name) {
+    if (name == null || name.isEmpty()) {
+      return "Topic name is empty";
+    }
+    if (name.equals(".") || name.equals("..")) {
+      return "Topic name cannot be \".\" or \"..\"";
+    }
+    if (name.length() > MAX_LENGTH) {
+      return "Topic name is longer than " + MAX_LENGTH + " characters: " + name.length();
+    }
+    if (!LEGAL.matcher(name).matches()) {
+      return "Topic name \"" + name + "\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_'"
+          + " and '-'";
+    }
+    return null;
+  }
+
+  /** Whether {@code name} is a legal topic name. */
+  public static boolean isValid(String name) {
+    return invalidReason(name) == null;
+  }
+}

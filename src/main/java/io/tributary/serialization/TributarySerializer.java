@@ -1,0 +1,303 @@
+package io.tributary.serialization;
+
+import akka.actor.ExtendedActorSystem;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
+import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.SerializerWithStringManifest;
+import io.tributary.broker.TopicConfig;
+import io.tributary.log.PartitionLeader;
+import io.tributary.log.PartitionLog;
+import io.tributary.log.PartitionSnapshot;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchRequest;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
+import io.tributary.record.RecordBatch;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The hot-path serializer: record batches between JVMs and into the journal, and the partition leader's commands,
+ * events and snapshots. A hand-written binary layout (big-endian; strings and byte arrays are an int32 length, -1 for
+ * null, then the bytes; actor refs are their serialized path as a string), one two-letter manifest per type:
+ *
+ * <table>
+ *   <caption>Manifests</caption>
+ *   <tr><td>PQ</td><td>{@link ProduceRequest}: i16 version, str topic, i32 partition, i16 acks, i32 timeoutMs,
+ *       bytes batch, str replyTo</td></tr>
+ *   <tr><td>PR</td><td>{@link ProduceResponse}: str topic, i32 partition, i32 error, str message, i64 baseOffset,
+ *       i64 logAppendTime, i64 logStartOffset</td></tr>
+ *   <tr><td>FQ</td><td>{@link FetchRequest}: i16 version, str topic, i32 partition, i64 fetchOffset, i32 maxBytes,
+ *       i32 maxWaitMs, str replyTo</td></tr>
+ *   <tr><td>FR</td><td>{@link FetchResponse}: str topic, i32 partition, i32 error, str message, i64 hw,
+ *       i64 logStartOffset, i32 count, count × bytes batch</td></tr>
+ *   <tr><td>LP / LF / LO</td><td>the leader's Produce / Fetch / ListOffsets: the wrapped request as PQ / FQ /
+ *       (i16 version, str topic, i32 partition, i64 timestamp, str replyTo)</td></tr>
+ *   <tr><td>CP, DP, GS, PA, PS</td><td>partition admin commands and replies</td></tr>
+ *   <tr><td>EA</td><td>event RecordsAppended: the record batch bytes as they are (no framing: the journal stores the
+ *       Kafka v2 batch unchanged)</td></tr>
+ *   <tr><td>EC, EL, ED</td><td>events PartitionCreated, LogStartOffsetAdvanced, PartitionDeleted</td></tr>
+ *   <tr><td>SN</td><td>{@link PartitionSnapshot}</td></tr>
+ * </table>
+ *
+ * <p>Every decode is bounds-checked: bytes that do not decode throw {@link MalformedMessageException} (Akka then drops
+ * the message), never another exception. Thread-safe (stateless apart from the resolver).
+ */
+public final class TributarySerializer extends SerializerWithStringManifest {
+  /** The identifier registered in reference.conf. */
+  public static final int IDENTIFIER = 7301;
+
+  private final ExtendedActorSystem system;
+  private volatile ActorRefResolver resolver;
+
+  public TributarySerializer(ExtendedActorSystem system) {
+    this.system = system;
+  }
+
+  private ActorRefResolver resolver() {
+    ActorRefResolver r = resolver;
+    if (r == null) {
+      r = ActorRefResolver.get(Adapter.toTyped(system));
+      resolver = r;
+    }
+    return r;
+  }
+
+  @Override
+  public int identifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public String manifest(Object o) {
+    if (o instanceof PartitionLeader.RecordsAppended) return "EA";
+    if (o instanceof PartitionLeader.Produce) return "LP";
+    if (o instanceof PartitionLeader.Fetch) return "LF";
+    if (o instanceof ProduceRequest) return "PQ";
+    if (o instanceof ProduceResponse) return "PR";
+    if (o instanceof FetchRequest) return "FQ";
+    if (o instanceof FetchResponse) return "FR";
+    if (o instanceof PartitionLeader.ListOffsets) return "LO";
+    if (o instanceof PartitionLeader.CreatePartition) return "CP";
+    if (o instanceof PartitionLeader.DeletePartition) return "DP";
+    if (o instanceof PartitionLeader.GetStatus) return "GS";
+    if (o instanceof PartitionLeader.PartitionAck) return "PA";
+    if (o instanceof PartitionLeader.PartitionStatus) return "PS";
+    if (o instanceof PartitionLeader.PartitionCreated) return "EC";
+    if (o instanceof PartitionLeader.LogStartOffsetAdvanced) return "EL";
+    if (o instanceof PartitionLeader.PartitionDeleted) return "ED";
+    if (o instanceof PartitionSnapshot) return "SN";
+    throw new IllegalArgumentException("TributarySerializer cannot serialize " + o.getClass().getName());
+  }
+
+  @Override
+  public byte[] toBinary(Object o) {
+    if (o instanceof PartitionLeader.RecordsAppended e) {
+      return e.batch(); // the journal stores the v2 batch unchanged
+    }
+    Wire.Out out = new Wire.Out(o instanceof ProduceRequest p ? p.batch().length + 128 : 128);
+    if (o instanceof PartitionLeader.Produce p) {
+      writeProduceRequest(out, p.request());
+    } else if (o instanceof PartitionLeader.Fetch f) {
+      writeFetchRequest(out, f.request());
+    } else if (o instanceof ProduceRequest p) {
+      writeProduceRequest(out, p);
+    } else if (o instanceof ProduceResponse r) {
+      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.baseOffset())
+          .i64(r.logAppendTimeMs()).i64(r.logStartOffset());
+    } else if (o instanceof FetchRequest f) {
+      writeFetchRequest(out, f);
+    } else if (o instanceof FetchResponse r) {
+      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.highWatermark())
+          .i64(r.logStartOffset()).i32(r.batches().size());
+      for (byte[] b : r.batches()) {
+        out.bytes(b);
+      }
+    } else if (o instanceof PartitionLeader.ListOffsets l) {
+      ListOffsetsRequest r = l.request();
+      out.i16(r.version()).str(r.topic()).i32(r.partition()).i64(r.timestamp()).str(ref(r.replyTo()));
+    } else if (o instanceof PartitionLeader.CreatePartition c) {
+      out.str(c.topic()).i32(c.partition()).str(c.topicId());
+      writeConfig(out, c.config());
+      out.str(ref(c.replyTo()));
+    } else if (o instanceof PartitionLeader.DeletePartition d) {
+      out.str(d.topic()).i32(d.partition()).str(ref(d.replyTo()));
+    } else if (o instanceof PartitionLeader.GetStatus g) {
+      out.str(g.topic()).i32(g.partition()).str(ref(g.replyTo()));
+    } else if (o instanceof PartitionLeader.PartitionAck a) {
+      out.str(a.topic()).i32(a.partition()).i32(a.error().code());
+    } else if (o instanceof PartitionLeader.PartitionStatus s) {
+      out.str(s.topic()).i32(s.partition()).i32(s.error().code()).i64(s.logStartOffset()).i64(s.logEndOffset())
+          .i64(s.highWatermark()).i32(s.leaderEpoch()).i64(s.sizeInBytes());
+    } else if (o instanceof PartitionLeader.PartitionCreated c) {
+      out.str(c.topicId());
+      writeConfig(out, c.config());
+      out.i64(c.seqNr());
+    } else if (o instanceof PartitionLeader.LogStartOffsetAdvanced l) {
+      out.i64(l.logStartOffset()).i64(l.deleteToSeqNr());
+    } else if (o instanceof PartitionLeader.PartitionDeleted) {
+      out.i8(0);
+    } else if (o instanceof PartitionSnapshot s) {
+      out.i8(s.status().ordinal()).str(s.topicId());
+      out.i8(s.config() == null ? 0 : 1);
+      if (s.config() != null) {
+        writeConfig(out, s.config());
+      }
+      out.i64(s.logStartOffset()).i64(s.logEndOffset()).i64(s.highWatermark()).i32(s.leaderEpoch())
+          .i64(s.lastSeqNr()).i64(s.pendingDeleteToSeqNr());
+      int n = s.chunkBaseOffsets().length;
+      out.i32(n);
+      for (int i = 0; i < n; i++) {
+        out.i64(s.chunkBaseOffsets()[i]).i64(s.chunkSeqNrs()[i]).i64(s.chunkBytes()[i])
+            .i64(s.chunkMaxTimestamps()[i]);
+      }
+    } else {
+      throw new IllegalArgumentException("TributarySerializer cannot serialize " + o.getClass().getName());
+    }
+    return out.toArray();
+  }
+
+  @Override
+  public Object fromBinary(byte[] bytes, String manifest) {
+    try {
+      if (manifest.equals("EA")) {
+        return new PartitionLeader.RecordsAppended(RecordBatch.wrap(bytes).bytes());
+      }
+      Wire.In in = new Wire.In(bytes);
+      Object result = switch (manifest) {
+        case "LP" -> new PartitionLeader.Produce(readProduceRequest(in));
+        case "LF" -> new PartitionLeader.Fetch(readFetchRequest(in));
+        case "PQ" -> readProduceRequest(in);
+        case "PR" -> new ProduceResponse(in.str(), in.i32(), error(in.i32()), in.str(), in.i64(), in.i64(), in.i64());
+        case "FQ" -> readFetchRequest(in);
+        case "FR" -> {
+          String topic = in.str();
+          int partition = in.i32();
+          ErrorCode error = error(in.i32());
+          String message = in.str();
+          long hw = in.i64();
+          long logStart = in.i64();
+          int n = in.i32();
+          if (n < 0 || n > bytes.length) {
+            throw new MalformedMessageException("bad batch count " + n);
+          }
+          List<byte[]> batches = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            batches.add(in.bytes());
+          }
+          yield new FetchResponse(topic, partition, error, message, hw, logStart, batches);
+        }
+        case "LO" -> new PartitionLeader.ListOffsets(
+            new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str())));
+        case "CP" -> new PartitionLeader.CreatePartition(in.str(), in.i32(), in.str(), readConfig(in), resolve(in.str()));
+        case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
+        case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
+        case "PA" -> new PartitionLeader.PartitionAck(in.str(), in.i32(), error(in.i32()));
+        case "PS" -> new PartitionLeader.PartitionStatus(
+            in.str(), in.i32(), error(in.i32()), in.i64(), in.i64(), in.i64(), in.i32(), in.i64());
+        case "EC" -> new PartitionLeader.PartitionCreated(in.str(), readConfig(in), in.i64());
+        case "EL" -> new PartitionLeader.LogStartOffsetAdvanced(in.i64(), in.i64());
+        case "ED" -> {
+          in.i8();
+          yield PartitionLeader.PartitionDeleted.INSTANCE;
+        }
+        case "SN" -> readSnapshot(in, bytes.length);
+        default -> throw new MalformedMessageException("unknown manifest [" + manifest + "]");
+      };
+      in.end();
+      return result;
+    } catch (MalformedMessageException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new MalformedMessageException("cannot decode [" + manifest + "]: " + e, e);
+    }
+  }
+
+  private static ErrorCode error(int code) {
+    return ErrorCode.forCode(code);
+  }
+
+  private void writeProduceRequest(Wire.Out out, ProduceRequest p) {
+    out.i16(p.version()).str(p.topic()).i32(p.partition()).i16(p.acks()).i32(p.timeoutMs()).bytes(p.batch())
+        .str(ref(p.replyTo()));
+  }
+
+  private ProduceRequest readProduceRequest(Wire.In in) {
+    return new ProduceRequest(in.i16(), in.str(), in.i32(), in.i16(), in.i32(), in.bytes(), resolve(in.str()));
+  }
+
+  private void writeFetchRequest(Wire.Out out, FetchRequest f) {
+    out.i16(f.version()).str(f.topic()).i32(f.partition()).i64(f.fetchOffset()).i32(f.maxBytes()).i32(f.maxWaitMs())
+        .str(ref(f.replyTo()));
+  }
+
+  private FetchRequest readFetchRequest(Wire.In in) {
+    return new FetchRequest(in.i16(), in.str(), in.i32(), in.i64(), in.i32(), in.i32(), resolve(in.str()));
+  }
+
+  private static void writeConfig(Wire.Out out, TopicConfig c) {
+    out.i64(c.retentionMs()).i64(c.retentionBytes()).i32(c.maxMessageBytes()).i32(c.overrides().size());
+    for (Map.Entry<String, String> e : c.overrides().entrySet()) {
+      out.str(e.getKey()).str(e.getValue());
+    }
+  }
+
+  private static TopicConfig readConfig(Wire.In in) {
+    long retentionMs = in.i64();
+    long retentionBytes = in.i64();
+    int maxMessage = in.i32();
+    int n = in.i32();
+    if (n < 0 || n > 10_000) {
+      throw new MalformedMessageException("bad config count " + n);
+    }
+    Map<String, String> overrides = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      overrides.put(in.str(), in.str());
+    }
+    return new TopicConfig(retentionMs, retentionBytes, maxMessage, Map.copyOf(overrides));
+  }
+
+  private static PartitionSnapshot readSnapshot(Wire.In in, int totalBytes) {
+    int status = in.i8();
+    if (status < 0 || status >= PartitionLog.Status.values().length) {
+      throw new MalformedMessageException("bad partition status " + status);
+    }
+    String topicId = in.str();
+    TopicConfig config = in.i8() == 1 ? readConfig(in) : null;
+    long logStart = in.i64();
+    long logEnd = in.i64();
+    long hw = in.i64();
+    int epoch = in.i32();
+    long lastSeqNr = in.i64();
+    long pendingDelete = in.i64();
+    int n = in.i32();
+    if (n < 0 || n > totalBytes / 32) {
+      throw new MalformedMessageException("bad index size " + n);
+    }
+    long[] bo = new long[n];
+    long[] sq = new long[n];
+    long[] by = new long[n];
+    long[] ts = new long[n];
+    for (int i = 0; i < n; i++) {
+      bo[i] = in.i64();
+      sq[i] = in.i64();
+      by[i] = in.i64();
+      ts[i] = in.i64();
+    }
+    return new PartitionSnapshot(PartitionLog.Status.values()[status], topicId, config, logStart, logEnd, hw, epoch,
+        lastSeqNr, pendingDelete, bo, sq, by, ts);
+  }
+
+  private String ref(ActorRef<?> ref) {
+    return ref == null ? null : resolver().toSerializationFormat(ref);
+  }
+
+  private <T> ActorRef<T> resolve(String s) {
+    return s == null ? null : resolver().resolveActorRef(s);
+  }
+}
