@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
+import akka.cluster.sharding.external.ExternalShardAllocationStrategy;
 import akka.cluster.sharding.typed.ShardingMessageExtractor;
 import akka.cluster.sharding.typed.javadsl.ClusterSharding;
 import akka.cluster.sharding.typed.javadsl.Entity;
@@ -216,7 +217,12 @@ public final class PartitionLeader
     Entity<Command, Command> entity =
         Entity.of(ENTITY_TYPE_KEY, ctx -> create(ctx.getEntityId(), settings, journal, Clock.systemUTC()))
             .withMessageExtractor(new Extractor())
-            .withRole(settings.role());
+            // partitions follow their data: a shard lives where the controller placed it, never rebalanced elsewhere
+            .withAllocationStrategy(new ExternalShardAllocationStrategy(
+                system, ENTITY_TYPE_KEY.name(), akka.util.Timeout.create(java.time.Duration.ofSeconds(5))));
+    if (!settings.role().isEmpty()) {
+      entity = entity.withRole(settings.role());
+    }
     return ClusterSharding.get(system).init(entity);
   }
 

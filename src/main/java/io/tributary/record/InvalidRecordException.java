@@ -16,6 +16,7 @@ public final class InvalidRecordException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The code the broker replies with. */
   private final ErrorCode errorCode;
 
   /**

@@ -1,0 +1,172 @@
+package io.tributary.broker;
+
+import akka.Done;
+import akka.actor.Address;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.cluster.typed.Cluster;
+import akka.cluster.typed.Join;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ProtocolVersions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A standalone broker node: an ActorSystem named {@code tributary} (Akka Cluster over Artery TCP on 127.0.0.1) with
+ * {@link Tributary} started in it. What {@code bin/tributary server} and {@code quickstart} run, and what the
+ * multi-JVM tests start. A node without configured seed nodes forms a one-node cluster by joining itself.
+ *
+ * <p>Thread-safe. {@link #close()} leaves the cluster through Akka's coordinated shutdown and waits for the
+ * system to terminate (journals closed, so the data directory can be reopened in the same JVM).
+ */
+public final class BrokerNode implements AutoCloseable {
+  /** Name of the ActorSystem of a standalone node; clients address {@code host:port} with this name implied. */
+  public static final String SYSTEM_NAME = "tributary";
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  private final ActorSystem<Void> system;
+  private final Tributary tributary;
+
+  private BrokerNode(ActorSystem<Void> system, Tributary tributary) {
+    this.system = system;
+    this.tributary = tributary;
+  }
+
+  /**
+   * The configuration of a node: {@code overrides} (paths like {@code tributary.data-dir},
+   * {@code akka.remote.artery.canonical.port}), then JVM system properties, then {@code configFile} (when null:
+   * {@code ./application.conf} if it exists), then the broker defaults ({@code tributary-broker.conf}) and every
+   * library's {@code reference.conf}. A relative {@code tributary.data-dir} is made absolute against the working
+   * directory.
+   */
+  public static Config config(Path configFile, Map<String, Object> overrides) {
+    Path file = configFile;
+    if (file == null && Files.isRegularFile(Path.of("application.conf"))) {
+      file = Path.of("application.conf");
+    }
+    if (file != null && !Files.isRegularFile(file)) {
+      throw new IllegalArgumentException("Config file " + file + " does not exist");
+    }
+    Config unresolved = ConfigFactory.parseMap(overrides == null ? Map.of() : overrides)
+        .withFallback(ConfigFactory.systemProperties())
+        .withFallback(file == null ? ConfigFactory.empty() : ConfigFactory.parseFile(file.toFile()))
+        .withFallback(ConfigFactory.parseResources("tributary-broker.conf"))
+        .withFallback(ConfigFactory.defaultReferenceUnresolved());
+    Path dataDir = Path.of(unresolved.resolve().getString("tributary.data-dir")).toAbsolutePath().normalize();
+    Map<String, Object> abs = new HashMap<>();
+    abs.put("tributary.data-dir", dataDir.toString());
+    return ConfigFactory.parseMap(abs).withFallback(unresolved).resolve();
+  }
+
+  /**
+   * Starts a node and waits until it is Up and its controller answers.
+   *
+   * @param config a config from {@link #config}
+   * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated)
+   * @throws IllegalArgumentException for invalid settings
+   */
+  public static BrokerNode start(Config config) {
+    BrokerSettings settings = BrokerSettings.create(config);
+    try {
+      Files.createDirectories(settings.dataDir());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
+    }
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
+    try {
+      Cluster cluster = Cluster.get(system);
+      CompletableFuture<Done> up = new CompletableFuture<>();
+      akka.cluster.Cluster.get(akka.actor.typed.javadsl.Adapter.toClassic(system))
+          .registerOnMemberUp(() -> up.complete(Done.getInstance()));
+      if (config.getStringList("akka.cluster.seed-nodes").isEmpty()) {
+        cluster.manager().tell(Join.create(cluster.selfMember().address()));
+      }
+      up.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      Tributary tributary = Tributary.get(system);
+      awaitController(system, tributary);
+      return new BrokerNode(system, tributary);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      system.terminate();
+      throw new IllegalStateException("Interrupted while starting the broker", e);
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      system.terminate();
+      awaitTermination(system);
+      if (e instanceof IllegalArgumentException || e instanceof IllegalStateException) {
+        throw (RuntimeException) e;
+      }
+      throw new IllegalStateException("The broker did not become ready within " + START_TIMEOUT.toSeconds() + " s: "
+          + e, e);
+    }
+  }
+
+  private static void awaitController(ActorSystem<Void> system, Tributary tributary)
+      throws InterruptedException, TimeoutException {
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      CompletionStage<AdminResponse> answer = AskPattern.ask(tributary.gateway(),
+          replyTo -> new AdminRequest.ListTopics(ProtocolVersions.CURRENT, true, replyTo), Duration.ofSeconds(2),
+          system.scheduler());
+      try {
+        answer.toCompletableFuture().get();
+        return;
+      } catch (ExecutionException e) {
+        // the singleton is still starting: ask again
+      }
+    }
+    throw new TimeoutException("controller did not answer");
+  }
+
+  /** The address clients connect to: {@code 127.0.0.1:port}. */
+  public String bootstrapServer() {
+    Address a = Cluster.get(system).selfMember().address();
+    return a.getHost().orElse("127.0.0.1") + ":" + a.getPort().orElse(0);
+  }
+
+  /** The node's ActorSystem. */
+  public ActorSystem<Void> system() {
+    return system;
+  }
+
+  /** The broker extension of this node. */
+  public Tributary tributary() {
+    return tributary;
+  }
+
+  /** Completes when the node's ActorSystem has terminated. */
+  public CompletionStage<Done> whenTerminated() {
+    return system.getWhenTerminated();
+  }
+
+  /** Leaves the cluster and terminates the system; waits up to 30 s. Idempotent. */
+  @Override
+  public void close() {
+    system.terminate();
+    awaitTermination(system);
+  }
+
+  private static void awaitTermination(ActorSystem<?> system) {
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // nothing more to do
+    }
+  }
+}

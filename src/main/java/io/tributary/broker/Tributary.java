@@ -1,0 +1,109 @@
+package io.tributary.broker;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Extension;
+import akka.actor.typed.ExtensionId;
+import akka.actor.typed.Props;
+import akka.actor.typed.javadsl.Adapter;
+import akka.cluster.typed.Cluster;
+import io.tributary.cluster.Controller;
+import io.tributary.gateway.Gateway;
+import io.tributary.log.JournalAccess;
+import io.tributary.log.PartitionLeader;
+import io.tributary.protocol.ClientRequest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+
+/**
+ * Turns a cluster-enabled Akka {@link ActorSystem} into a Tributary broker node: {@code Tributary.get(system)}.
+ *
+ * <p>On first use on a system it reads and validates {@link BrokerSettings}, creates the data directory, and starts
+ * the node's parts: the partition leaders' shard region ({@link PartitionLeader}), the {@link Controller} singleton
+ * and the node's {@link Gateway} at {@code /system/tributary-gateway}. Remote clients then reach the node with
+ * {@code TributaryClient.connect("<system>@<host>:<port>")}; the application itself uses {@link #client()}.
+ *
+ * <p>Requirements on the system (checked, {@link IllegalStateException} with the fix otherwise):
+ * {@code akka.actor.provider = cluster}, the node has the cluster role {@code tributary.role} (default
+ * {@code broker}), and the config holds Tributary's {@code reference.conf} (it does when the jar is on the class
+ * path). The system's own cluster formation (seed nodes, joining) stays the application's.
+ *
+ * <p>Thread-safe.
+ */
+public final class Tributary implements Extension {
+
+  /** The extension id. */
+  public static final ExtensionId<Tributary> ID = new ExtensionId<>() {
+    @Override
+    public Tributary createExtension(ActorSystem<?> system) {
+      return new Tributary(system);
+    }
+  };
+
+  /** The broker of {@code system}, started on first call. */
+  public static Tributary get(ActorSystem<?> system) {
+    return ID.apply(system);
+  }
+
+  private final ActorSystem<?> system;
+  private final BrokerSettings settings;
+  private final JournalAccess journal;
+  private final ActorRef<PartitionLeader.Command> partitions;
+  private final ActorRef<Controller.Command> controller;
+  private final ActorRef<ClientRequest> gateway;
+
+  private Tributary(ActorSystem<?> system) {
+    this.system = system;
+    String provider = system.settings().config().getString("akka.actor.provider");
+    if (!provider.equals("cluster") && !provider.equals("akka.cluster.ClusterActorRefProvider")) {
+      throw new IllegalStateException(
+          "Tributary needs a cluster ActorSystem: set akka.actor.provider = cluster (was " + provider + ")");
+    }
+    this.settings = BrokerSettings.create(system.settings().config());
+    if (!settings.role().isEmpty() && !Cluster.get(system).selfMember().hasRole(settings.role())) {
+      throw new IllegalStateException("This node lacks the cluster role '" + settings.role()
+          + "' that broker nodes need: set akka.cluster.roles = [\"" + settings.role() + "\"]");
+    }
+    try {
+      // native LevelDB creates its own directory but not missing parents
+      Files.createDirectories(settings.dataDir());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
+    }
+    this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
+    this.partitions = PartitionLeader.init(system, settings, journal);
+    this.controller = Controller.init(system, settings, partitions);
+    this.gateway = system.systemActorOf(Gateway.create(partitions, controller), Gateway.NAME, Props.empty());
+  }
+
+  /** The node's settings. */
+  public BrokerSettings settings() {
+    return settings;
+  }
+
+  /** The node's gateway (what remote clients talk to). */
+  public ActorRef<ClientRequest> gateway() {
+    return gateway;
+  }
+
+  /** The partition leaders' shard region. */
+  public ActorRef<PartitionLeader.Command> partitions() {
+    return partitions;
+  }
+
+  /** The controller singleton's proxy. */
+  public ActorRef<Controller.Command> controller() {
+    return controller;
+  }
+
+  /** Direct access to this node's journals (retention, tests). */
+  public JournalAccess journal() {
+    return journal;
+  }
+
+  /** The system this broker runs in. */
+  public ActorSystem<?> system() {
+    return system;
+  }
+}

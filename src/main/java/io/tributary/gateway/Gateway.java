@@ -1,0 +1,126 @@
+package io.tributary.gateway;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.Behaviors;
+import io.tributary.cluster.Controller;
+import io.tributary.log.PartitionLeader;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchRequest;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
+import io.tributary.protocol.ProtocolVersions;
+import io.tributary.protocol.TopicNames;
+
+/**
+ * The entry point of every node for clients, at the well-known path {@value #PATH}: a client JVM (not a cluster
+ * member) reaches it over Artery as {@code akka://<system>@<host>:<port>/system/tributary-gateway}.
+ *
+ * <p>It checks what it can check cheaply (protocol version, topic name, partition ≥ 0) and routes: produce, fetch
+ * and list-offsets requests go to the partition's leader through the shard region (the leader answers the client
+ * directly, the gateway is not on the response path); admin requests go to the {@link Controller} singleton. A
+ * request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
+ *
+ * <p>Stateless; one per node.
+ */
+public final class Gateway {
+  /** Actor name under {@code /system}. */
+  public static final String NAME = "tributary-gateway";
+  /** Path of the gateway on every node. */
+  public static final String PATH = "/system/" + NAME;
+
+  private Gateway() {}
+
+  /** The gateway behavior, routing to {@code partitions} and {@code controller}. */
+  public static Behavior<ClientRequest> create(
+      ActorRef<PartitionLeader.Command> partitions, ActorRef<Controller.Command> controller) {
+    return Behaviors.receive(ClientRequest.class)
+        .onMessage(ProduceRequest.class, r -> {
+          String error = check(r.version(), r.topic(), r.partition());
+          if (error == null) {
+            partitions.tell(new PartitionLeader.Produce(r));
+          } else if (r.replyTo() != null) {
+            r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
+          }
+          return Behaviors.same();
+        })
+        .onMessage(FetchRequest.class, r -> {
+          String error = check(r.version(), r.topic(), r.partition());
+          if (error == null) {
+            partitions.tell(new PartitionLeader.Fetch(r));
+          } else {
+            r.replyTo().tell(FetchResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error,
+                -1, -1));
+          }
+          return Behaviors.same();
+        })
+        .onMessage(ListOffsetsRequest.class, r -> {
+          String error = check(r.version(), r.topic(), r.partition());
+          if (error == null) {
+            partitions.tell(new PartitionLeader.ListOffsets(r));
+          } else {
+            r.replyTo().tell(new ListOffsetsResponse(r.topic(), r.partition(), code(r.version(), r.partition()),
+                error, -1, -1));
+          }
+          return Behaviors.same();
+        })
+        .onMessage(AdminRequest.class, r -> {
+          if (!ProtocolVersions.isSupported(r.version())) {
+            replyAdmin(r, AdminResponse.failed(ErrorCode.UNSUPPORTED_VERSION, unsupported(r.version())));
+          } else {
+            controller.tell(new Controller.Admin(r));
+          }
+          return Behaviors.same();
+        })
+        .build();
+  }
+
+  private static void replyAdmin(AdminRequest r, AdminResponse response) {
+    ActorRef<AdminResponse> replyTo = null;
+    if (r instanceof AdminRequest.CreateTopic c) {
+      replyTo = c.replyTo();
+    } else if (r instanceof AdminRequest.DeleteTopic d) {
+      replyTo = d.replyTo();
+    } else if (r instanceof AdminRequest.ListTopics l) {
+      replyTo = l.replyTo();
+    } else if (r instanceof AdminRequest.DescribeTopics d) {
+      replyTo = d.replyTo();
+    }
+    if (replyTo != null) {
+      replyTo.tell(response);
+    }
+  }
+
+  /** Null if the request may be routed, else why not. */
+  private static String check(short version, String topic, int partition) {
+    if (!ProtocolVersions.isSupported(version)) {
+      return unsupported(version);
+    }
+    String invalid = TopicNames.invalidReason(topic);
+    if (invalid != null) {
+      return invalid;
+    }
+    if (partition < 0) {
+      return "Partition " + partition + " of " + topic + " does not exist";
+    }
+    return null;
+  }
+
+  private static ErrorCode code(short version, int partition) {
+    if (!ProtocolVersions.isSupported(version)) {
+      return ErrorCode.UNSUPPORTED_VERSION;
+    }
+    return partition < 0 ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.INVALID_TOPIC_EXCEPTION;
+  }
+
+  private static String unsupported(short version) {
+    return "Protocol version " + version + " is not supported by this broker (supported: "
+        + ProtocolVersions.MIN_SUPPORTED + ".." + ProtocolVersions.CURRENT + ")";
+  }
+}

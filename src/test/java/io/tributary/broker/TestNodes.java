@@ -1,0 +1,41 @@
+package io.tributary.broker;
+
+import com.typesafe.config.Config;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Starts single-node brokers for tests: free Artery port, fresh data dir, Akka's serialization checks on. */
+public final class TestNodes {
+  private TestNodes() {}
+
+  /** A fresh temporary data directory. */
+  public static Path tempDataDir() {
+    try {
+      return Files.createTempDirectory("tributary-test-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Config of a test node on a free port with {@code dataDir}, plus {@code extra} overrides. */
+  public static Config config(Path dataDir, Map<String, Object> extra) {
+    Map<String, Object> o = new HashMap<>();
+    o.put("tributary.data-dir", dataDir.toString());
+    o.put("akka.remote.artery.canonical.port", 0);
+    // every message is serialized even between local actors, so every message type is proven to cross JVMs
+    o.put("akka.actor.serialize-messages", "on");
+    o.put("akka.loglevel", "WARNING");
+    o.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    o.putAll(extra);
+    return BrokerNode.config(null, o);
+  }
+
+  /** Starts a node with {@code dataDir}. */
+  public static BrokerNode start(Path dataDir, Map<String, Object> extra) {
+    return BrokerNode.start(config(dataDir, extra));
+  }
+}
