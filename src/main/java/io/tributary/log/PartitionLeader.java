@@ -150,6 +150,8 @@ public final class PartitionLeader
    *
    * @param error NONE or UNKNOWN_TOPIC_OR_PARTITION
    * @param sizeInBytes bytes of record batches retained
+   * @param journalWrites journal writes (persists) this leader incarnation made for appends; with group commit it is
+   *     at most the number of produce requests
    */
   public record PartitionStatus(
       String topic,
@@ -159,7 +161,8 @@ public final class PartitionLeader
       long logEndOffset,
       long highWatermark,
       int leaderEpoch,
-      long sizeInBytes)
+      long sizeInBytes,
+      long journalWrites)
       implements HotPath {}
 
   private interface InternalCommand extends Command, akka.actor.NoSerializationVerificationNeeded {
@@ -271,6 +274,7 @@ public final class PartitionLeader
   private final Map<Long, Waiter> waiters = new HashMap<>();
   private long nextWaiterId;
   private long deletedToSeqNr;
+  private long journalWrites;
 
   private PartitionLeader(
       ActorContext<Command> ctx,
@@ -451,6 +455,7 @@ public final class PartitionLeader
       next = b.nextOffset();
       events.add(new RecordsAppended(b.bytes()));
     }
+    journalWrites++;
     return Effect().persist(events).thenRun(s -> {
       for (int i = 0; i < appends.size(); i++) {
         reply(appends.get(i).request(),
@@ -688,7 +693,7 @@ public final class PartitionLeader
   private Effect<Event, PartitionLog> onGetStatus(PartitionLog state, GetStatus cmd) {
     cmd.replyTo().tell(new PartitionStatus(topic, partition,
         state.isActive() ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, state.logStartOffset(),
-        state.logEndOffset(), state.highWatermark(), state.leaderEpoch(), state.sizeInBytes()));
+        state.logEndOffset(), state.highWatermark(), state.leaderEpoch(), state.sizeInBytes(), journalWrites));
     return Effect().none();
   }
 
