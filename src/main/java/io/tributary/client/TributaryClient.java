@@ -1,0 +1,408 @@
+package io.tributary.client;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.javadsl.Behaviors;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.ProtocolVersions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The entry point of the client library: a connection to a Tributary cluster through a node's gateway actor, from
+ * which {@link Admin}, {@link Producer} and {@link Consumer} instances are made (as Kafka's clients, but sharing one
+ * connection).
+ *
+ * <p>A remote client ({@link #connect}) runs its own small {@code ActorSystem} named {@value #CLIENT_SYSTEM_NAME}
+ * (Artery TCP, not a cluster member) and talks to the gateway {@code /system/tributary-gateway} of a node over Artery
+ * remoting; an application that is itself a Tributary node uses {@link #embedded} instead. Either way, requests are
+ * the messages of {@link io.tributary.protocol}.
+ *
+ * <p>The client's own ActorSystem is configured on top of {@code ConfigFactory.load()} with: remote provider, Artery
+ * TCP on {@code tributary.client.hostname} (default 127.0.0.1) and {@code tributary.client.port} (default 0, any free
+ * port), log level WARNING, no dead-letter logging, and no JVM exit on shutdown.
+ *
+ * <p>This class is thread-safe. {@link #close()} closes every admin, producer and consumer made from it.
+ *
+ * <pre>{@code
+ * try (TributaryClient client = TributaryClient.connect("127.0.0.1:9092")) {
+ *   Producer<String, String> producer =
+ *       client.producer(Map.of("acks", "all"), Serializer.string(), Serializer.string());
+ *   producer.send(new ProducerRecord<>("events", "key", "value")).toCompletableFuture().join();
+ * }
+ * }</pre>
+ */
+public final class TributaryClient implements AutoCloseable {
+
+  /** The name of the ActorSystem a remote client starts. */
+  public static final String CLIENT_SYSTEM_NAME = "tributary-client";
+
+  private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(30);
+
+  private final ActorSystem<?> system;
+  private final ActorRef<ClientRequest> gateway;
+  private final boolean ownsSystem;
+  private final Map<String, Object> baseConfig;
+  private final int requestTimeoutMs;
+  private final Set<AutoCloseable> resources = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicInteger producerIds = new AtomicInteger();
+
+  private TributaryClient(
+      ActorSystem<?> system, ActorRef<ClientRequest> gateway, boolean ownsSystem, Map<String, ?> config) {
+    this.system = system;
+    this.gateway = gateway;
+    this.ownsSystem = ownsSystem;
+    this.baseConfig = config == null ? Map.of() : new HashMap<>(config);
+    this.requestTimeoutMs =
+        ClientConfig.getInt(
+            config,
+            ClientConfig.REQUEST_TIMEOUT_MS,
+            ClientConfig.DEFAULT_REQUEST_TIMEOUT_MS,
+            0,
+            Integer.MAX_VALUE);
+  }
+
+  /**
+   * {@code connect(bootstrapServers, Map.of())}.
+   *
+   * @throws TributaryException NETWORK_EXCEPTION if no node answers within {@code request.timeout.ms} (30 s)
+   * @throws IllegalArgumentException if the server list is malformed
+   */
+  public static TributaryClient connect(String bootstrapServers) {
+    return connect(bootstrapServers, Map.of());
+  }
+
+  /**
+   * Starts a client ActorSystem and connects to the first node of {@code bootstrapServers} that answers.
+   *
+   * <p>All nodes of the list are asked at once (a topic listing); the first to answer becomes this client's gateway.
+   * Blocks up to {@code request.timeout.ms}.
+   *
+   * @param bootstrapServers comma-separated {@code host:port} (ActorSystem {@code tributary}) or {@code
+   *     system@host:port} entries: the Artery address of broker nodes
+   * @param config settings (see {@link ClientConfig}); they are also the defaults of every admin, producer and
+   *     consumer made from this client. Used here: {@code request.timeout.ms}
+   * @return a connected client; close it to stop its ActorSystem
+   * @throws TributaryException NETWORK_EXCEPTION if no node answered within {@code request.timeout.ms}; the
+   *     ActorSystem is then already stopped
+   * @throws IllegalArgumentException if the server list or a setting is malformed
+   */
+  public static TributaryClient connect(String bootstrapServers, Map<String, ?> config) {
+    List<BrokerAddress> addresses = BrokerAddress.parseList(bootstrapServers);
+    int timeoutMs =
+        ClientConfig.getInt(
+            config,
+            ClientConfig.REQUEST_TIMEOUT_MS,
+            ClientConfig.DEFAULT_REQUEST_TIMEOUT_MS,
+            0,
+            Integer.MAX_VALUE);
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), CLIENT_SYSTEM_NAME, clientSystemConfig());
+    try {
+      ActorRef<ClientRequest> gateway = findGateway(system, addresses, timeoutMs);
+      return new TributaryClient(system, gateway, true, config);
+    } catch (RuntimeException | Error e) {
+      terminate(system);
+      throw e;
+    }
+  }
+
+  /**
+   * {@code embedded(system, gateway, Map.of())}.
+   *
+   * @param system an ActorSystem of the application, e.g. a Tributary node's own
+   * @param gateway the gateway actor (local or remote)
+   */
+  public static TributaryClient embedded(ActorSystem<?> system, ActorRef<ClientRequest> gateway) {
+    return embedded(system, gateway, Map.of());
+  }
+
+  /**
+   * A client that uses an existing ActorSystem and gateway, for an application that embeds Tributary. Does not check
+   * that the gateway answers. {@link #close()} closes the admins, producers and consumers but leaves {@code system}
+   * running.
+   *
+   * @param system an ActorSystem of the application
+   * @param gateway the gateway actor (local or remote)
+   * @param config default settings of every admin, producer and consumer made from this client
+   */
+  public static TributaryClient embedded(
+      ActorSystem<?> system, ActorRef<ClientRequest> gateway, Map<String, ?> config) {
+    Objects.requireNonNull(system, "system");
+    Objects.requireNonNull(gateway, "gateway");
+    return new TributaryClient(system, gateway, false, config);
+  }
+
+  /**
+   * A new admin client. Thread-safe; closed with this client if not before.
+   *
+   * @throws IllegalStateException if this client is closed
+   * @throws IllegalArgumentException if a setting of the client's config is malformed
+   */
+  public Admin admin() {
+    return admin(Map.of());
+  }
+
+  /**
+   * A new admin client with its own settings laid over the client's: {@code request.timeout.ms}, {@code
+   * default.api.timeout.ms}, {@code retry.backoff.ms}.
+   *
+   * @throws IllegalStateException if this client is closed
+   * @throws IllegalArgumentException if a setting is malformed (the message names the key)
+   */
+  public Admin admin(Map<String, ?> config) {
+    checkOpen();
+    TributaryAdmin admin = new TributaryAdmin(this, AdminSettings.from(ClientConfig.merge(baseConfig, config)));
+    register(admin);
+    return admin;
+  }
+
+  /**
+   * A new producer. Thread-safe; closed with this client if not before.
+   *
+   * @param config producer settings (see {@link ClientConfig}), laid over the client's
+   * @param keySerializer turns keys into bytes
+   * @param valueSerializer turns values into bytes
+   * @throws IllegalStateException if this client is closed
+   * @throws IllegalArgumentException if a setting is malformed (the message names the key)
+   */
+  public <K, V> Producer<K, V> producer(
+      Map<String, ?> config, Serializer<K> keySerializer, Serializer<V> valueSerializer) {
+    checkOpen();
+    Objects.requireNonNull(keySerializer, "keySerializer");
+    Objects.requireNonNull(valueSerializer, "valueSerializer");
+    ProducerSettings settings = ProducerSettings.from(ClientConfig.merge(baseConfig, config));
+    TributaryProducer<K, V> producer =
+        new TributaryProducer<>(this, settings, keySerializer, valueSerializer, producerIds.incrementAndGet());
+    register(producer);
+    return producer;
+  }
+
+  /**
+   * A new consumer. Not thread-safe (one thread per consumer); closed with this client if not before.
+   *
+   * @param config consumer settings (see {@link ClientConfig}), laid over the client's
+   * @param keyDeserializer turns key bytes into keys
+   * @param valueDeserializer turns value bytes into values
+   * @throws IllegalStateException if this client is closed
+   * @throws IllegalArgumentException if a setting is malformed (the message names the key)
+   */
+  public <K, V> Consumer<K, V> consumer(
+      Map<String, ?> config, Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
+    checkOpen();
+    Objects.requireNonNull(keyDeserializer, "keyDeserializer");
+    Objects.requireNonNull(valueDeserializer, "valueDeserializer");
+    ConsumerSettings settings = ConsumerSettings.from(ClientConfig.merge(baseConfig, config));
+    TributaryConsumer<K, V> consumer =
+        new TributaryConsumer<>(this, settings, keyDeserializer, valueDeserializer);
+    register(consumer);
+    return consumer;
+  }
+
+  /**
+   * Closes every admin, producer and consumer made from this client that is still open (a producer gets up to {@code
+   * request.timeout.ms} to deliver what it buffered), then, for a client made by {@link #connect}, stops its
+   * ActorSystem and waits (up to 30 s) until it has terminated. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (AutoCloseable resource : new ArrayList<>(resources)) {
+      try {
+        if (resource instanceof Producer<?, ?> producer) {
+          producer.close(Duration.ofMillis(requestTimeoutMs));
+        } else {
+          resource.close();
+        }
+      } catch (Exception e) {
+        // closing goes on for the others
+      }
+    }
+    resources.clear();
+    if (ownsSystem) {
+      terminate(system);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Library-internal
+
+  /** The ActorSystem requests go through. */
+  ActorSystem<?> system() {
+    return system;
+  }
+
+  /**
+   * Sends a request and returns its answer.
+   *
+   * @param factory builds the request around the reply-to ref
+   * @param timeoutMs how long to wait, ms
+   * @return completes with the answer, or exceptionally with a {@link TimeoutException} (see {@link #toException})
+   */
+  <R> CompletionStage<R> ask(Function<ActorRef<R>, ClientRequest> factory, long timeoutMs) {
+    return AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+  }
+
+  /** Sends a request without waiting for an answer (acks=0 produce). */
+  void tell(ClientRequest request) {
+    gateway.tell(request);
+  }
+
+  /** Forgets a closed resource. */
+  void unregister(AutoCloseable resource) {
+    resources.remove(resource);
+  }
+
+  /**
+   * The exception for a failed ask: a {@link TributaryException} as it is, a timeout as REQUEST_TIMED_OUT, anything
+   * else as NETWORK_EXCEPTION.
+   */
+  static TributaryException toException(Throwable failure, String what, long timeoutMs) {
+    Throwable t = failure;
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof TributaryException te) {
+      return te;
+    }
+    if (t instanceof TimeoutException) {
+      return new TributaryException(
+          ErrorCode.REQUEST_TIMED_OUT,
+          what + ": no answer from the broker within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs + " ms");
+    }
+    return new TributaryException(ErrorCode.NETWORK_EXCEPTION, what + ": " + t, t);
+  }
+
+  /** Waits for a stage up to {@code timeoutMs} (plus a small grace), mapping failures with {@link #toException}. */
+  static <R> R await(CompletionStage<R> stage, String what, long timeoutMs) {
+    try {
+      return stage.toCompletableFuture().get(saturatedAdd(timeoutMs, 1_000), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, what + ": interrupted", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw toException(e, what, timeoutMs);
+    }
+  }
+
+  /** {@code a + b}, saturated at {@link Long#MAX_VALUE} (both non-negative). */
+  static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return sum < 0 ? Long.MAX_VALUE : sum;
+  }
+
+  private void register(AutoCloseable resource) {
+    resources.add(resource);
+    if (closed.get()) {
+      resources.remove(resource);
+      try {
+        resource.close();
+      } catch (Exception e) {
+        // already closing
+      }
+      throw new IllegalStateException("the TributaryClient is closed");
+    }
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("the TributaryClient is closed");
+    }
+  }
+
+  /** The config of a client ActorSystem: fixed remote settings on top of {@code ConfigFactory.load()}. */
+  static Config clientSystemConfig() {
+    Config loaded = ConfigFactory.load();
+    String host =
+        loaded.hasPath("tributary.client.hostname") ? loaded.getString("tributary.client.hostname") : "127.0.0.1";
+    int port = loaded.hasPath("tributary.client.port") ? loaded.getInt("tributary.client.port") : 0;
+    Map<String, Object> settings = new HashMap<>();
+    settings.put("akka.actor.provider", "remote");
+    settings.put("akka.remote.artery.transport", "tcp");
+    settings.put("akka.remote.artery.canonical.hostname", host);
+    settings.put("akka.remote.artery.canonical.port", port);
+    settings.put("akka.remote.artery.bind.hostname", "");
+    settings.put("akka.remote.artery.bind.port", "");
+    settings.put("akka.remote.warn-about-direct-use", "off");
+    settings.put("akka.loglevel", "WARNING");
+    settings.put("akka.stdout-loglevel", "OFF");
+    settings.put("akka.log-dead-letters", "off");
+    settings.put("akka.log-dead-letters-during-shutdown", "off");
+    settings.put("akka.coordinated-shutdown.exit-jvm", "off");
+    return ConfigFactory.parseMap(settings).withFallback(loaded);
+  }
+
+  /** Asks every node at once; the first answer wins. */
+  private static ActorRef<ClientRequest> findGateway(
+      ActorSystem<?> system, List<BrokerAddress> addresses, int timeoutMs) {
+    ActorRefResolver resolver = ActorRefResolver.get(system);
+    CompletableFuture<ActorRef<ClientRequest>> first = new CompletableFuture<>();
+    AtomicInteger failures = new AtomicInteger();
+    for (BrokerAddress address : addresses) {
+      ActorRef<ClientRequest> gateway = resolver.resolveActorRef(address.gatewayUri());
+      CompletionStage<AdminResponse> answer =
+          AskPattern.ask(
+              gateway,
+              (ActorRef<AdminResponse> replyTo) ->
+                  new AdminRequest.ListTopics(ProtocolVersions.CURRENT, false, replyTo),
+              Duration.ofMillis(Math.max(1, timeoutMs)),
+              system.scheduler());
+      answer.whenComplete(
+          (response, failure) -> {
+            if (failure == null) {
+              first.complete(gateway);
+            } else if (failures.incrementAndGet() == addresses.size()) {
+              first.completeExceptionally(failure);
+            }
+          });
+    }
+    try {
+      return first.get(saturatedAdd(timeoutMs, 2_000), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted while connecting", e);
+    } catch (ExecutionException | TimeoutException e) {
+      String where = addresses.stream().map(BrokerAddress::hostPort).collect(Collectors.joining(", "));
+      throw new TributaryException(
+          ErrorCode.NETWORK_EXCEPTION,
+          "Could not reach a Tributary broker at " + where + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "="
+              + timeoutMs + " ms (is it running?)");
+    }
+  }
+
+  private static void terminate(ActorSystem<?> system) {
+    system.terminate();
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(TERMINATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // bounded wait: give up
+    }
+  }
+}

@@ -1,0 +1,198 @@
+package io.tributary.broker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.log.PartitionLeader;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.record.Record;
+import io.tributary.record.RecordBatch;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Retention, restarts on the same data directory, snapshots, topic metadata durability. */
+class RetentionAndRestartTest {
+
+  static long dirSize(Path dir) {
+    try (Stream<Path> s = Files.walk(dir)) {
+      return s.filter(Files::isRegularFile).mapToLong(p -> {
+        try {
+          return Files.size(p);
+        } catch (IOException e) {
+          return 0; // deleted meanwhile by a compaction
+        }
+      }).sum();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Polls {@code check} until it holds, up to 60 s (an event we cannot subscribe to: a timer-driven retention run). */
+  static void await(String what, java.util.function.BooleanSupplier check) {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!check.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for: " + what);
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private static List<Record> readAll(Gw gw, String topic, int partition, long from) {
+    List<Record> out = new ArrayList<>();
+    long next = from;
+    while (true) {
+      FetchResponse r = gw.fetch(topic, partition, next, 1 << 20, 0);
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+      if (r.batches().isEmpty()) {
+        return out;
+      }
+      for (byte[] b : r.batches()) {
+        for (Record rec : RecordBatch.validate(b)) {
+          if (rec.offset() >= next) {
+            out.add(rec);
+          }
+        }
+      }
+      next = out.get(out.size() - 1).offset() + 1;
+    }
+  }
+
+  @Test
+  void sizeRetentionAdvancesLogStartAndKeepsDiskUseBounded() {
+    Path dir = TestNodes.tempDataDir();
+    try (BrokerNode node = TestNodes.start(dir, Map.of(
+        "tributary.broker.log.retention.check.interval.ms", 100,
+        "tributary.journal.instances", 1))) {
+      Gw gw = new Gw(node);
+      assertEquals(ErrorCode.NONE, gw.create("ret-bytes", 1, Map.of("retention.bytes", "1048576")).error());
+      byte[] value = new byte[1000];
+      new java.util.Random(1).nextBytes(value); // incompressible, so LevelDB's own compression does not hide growth
+      long produced = 0;
+      List<Long> sizes = new ArrayList<>();
+      for (int round = 0; round < 12; round++) {
+        for (int i = 0; i < 32; i++) { // 32 batches of 32 records of ~1 KB: ~1 MB per round
+          io.tributary.record.RecordBatchBuilder b = new io.tributary.record.RecordBatchBuilder();
+          for (int j = 0; j < 32; j++) {
+            b.append(System.currentTimeMillis(), null, value, null);
+          }
+          byte[] batch = b.build();
+          produced += batch.length;
+          assertEquals(ErrorCode.NONE, gw.produce("ret-bytes", 0, batch).error());
+        }
+        long start = gw.status("ret-bytes", 0).logStartOffset();
+        if (round >= 2) {
+          long before = start;
+          await("retention moves the log start offset", () -> gw.status("ret-bytes", 0).logStartOffset() > before);
+        }
+        sizes.add(dirSize(dir.resolve("journal-0")));
+      }
+      PartitionLeader.PartitionStatus st = gw.status("ret-bytes", 0);
+      assertTrue(st.logStartOffset() > 0);
+      assertTrue(st.sizeInBytes() < 2 * 1048576 + 70_000, "retained " + st.sizeInBytes());
+      assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, gw.fetch("ret-bytes", 0, 0, 1024, 0).error());
+      assertEquals(ErrorCode.NONE, gw.fetch("ret-bytes", 0, st.logStartOffset(), 1024, 0).error());
+      // the journal gives disk space back: after 12 MB produced, it holds a small multiple of retention.bytes
+      long last = sizes.get(sizes.size() - 1);
+      assertTrue(last < produced / 2, "journal " + last + " bytes after " + produced + " produced; sizes " + sizes);
+    }
+  }
+
+  @Test
+  void timeRetentionDeletesExpiredBatches() {
+    try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(),
+        Map.of("tributary.broker.log.retention.check.interval.ms", 100, "tributary.broker.index.interval.bytes", 1))) {
+      Gw gw = new Gw(node);
+      gw.create("ret-time", 1, Map.of("retention.ms", "3600000"));
+      long now = System.currentTimeMillis();
+      gw.produce("ret-time", 0, Gw.batch("old", 5, now - 7_200_000)); // two hours old: expired
+      gw.produce("ret-time", 0, Gw.batch("new", 5, now));
+      await("expired batch deleted", () -> gw.status("ret-time", 0).logStartOffset() == 5);
+      List<Record> left = readAll(gw, "ret-time", 0, 5);
+      assertEquals(5, left.size());
+      assertEquals("new0", new String(left.get(0).value(), StandardCharsets.UTF_8));
+    }
+  }
+
+  @Test
+  void restartKeepsRecordsOffsetsAndTopics() {
+    Path dir = TestNodes.tempDataDir();
+    Map<String, Object> cfg = Map.of("tributary.log.snapshot-every-batches", 7);
+    try (BrokerNode node = TestNodes.start(dir, cfg)) {
+      Gw gw = new Gw(node);
+      assertEquals(ErrorCode.NONE, gw.create("durable", 3, Map.of("retention.ms", "-1")).error());
+      for (int i = 0; i < 25; i++) {
+        assertEquals(ErrorCode.NONE, gw.produce("durable", i % 3, Gw.batch("b" + i + "-", 4, 1000 + i)).error());
+      }
+    }
+    try (BrokerNode node = TestNodes.start(dir, cfg)) {
+      Gw gw = new Gw(node);
+      assertEquals(List.of("durable"), gw.list());
+      AdminResponse dup = gw.create("durable", 3, Map.of());
+      assertEquals(ErrorCode.TOPIC_ALREADY_EXISTS, dup.error());
+      List<Record> p0 = readAll(gw, "durable", 0, 0);
+      assertEquals(36, p0.size()); // batches 0,3,...,24: 9 batches of 4
+      for (int i = 0; i < p0.size(); i++) {
+        assertEquals(i, p0.get(i).offset());
+        assertEquals("b" + (3 * (i / 4)) + "-" + (i % 4), new String(p0.get(i).value(), StandardCharsets.UTF_8));
+      }
+      // offsets continue after the restart
+      assertEquals(36, gw.produce("durable", 0, Gw.batch("after", 1, 5000)).baseOffset());
+    }
+  }
+
+  @Test
+  void deletedTopicIsGoneAndARecreatedOneStartsAtZero() {
+    try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {
+      Gw gw = new Gw(node);
+      gw.create("cycle", 1, Map.of());
+      gw.produce("cycle", 0, Gw.batch("first", 3, 1000));
+      assertEquals(ErrorCode.NONE, gw.delete("cycle").error());
+      assertEquals(List.of(), gw.list());
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, gw.produce("cycle", 0, Gw.batch("x", 1, 1)).error());
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, gw.delete("cycle").error());
+      assertEquals(ErrorCode.NONE, gw.create("cycle", 1, Map.of()).error());
+      assertEquals(0, gw.produce("cycle", 0, Gw.batch("second", 2, 1000)).baseOffset());
+      List<Record> all = readAll(gw, "cycle", 0, 0);
+      assertEquals(2, all.size());
+      assertEquals("second0", new String(all.get(0).value(), StandardCharsets.UTF_8));
+    }
+  }
+
+  @Test
+  void topicAdminRejectsBadRequestsWithTypedErrors() {
+    try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {
+      Gw gw = new Gw(node);
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, gw.create("has space", 1, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, gw.create("..", 1, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, gw.create("x".repeat(250), 1, Map.of()).error());
+      assertEquals(ErrorCode.NONE, gw.create("x".repeat(249), 1, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_PARTITIONS, gw.create("zero", 0, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_PARTITIONS, gw.create("negative", -3, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_CONFIG, gw.create("cfg", 1, Map.of("retention.ms", "soon")).error());
+      assertEquals(ErrorCode.INVALID_CONFIG, gw.create("cfg", 1, Map.of("no.such.key", "1")).error());
+      AdminResponse rf = gw.<AdminResponse>ask(
+          r -> new io.tributary.protocol.AdminRequest.CreateTopic((short) 0, "rf", 1, (short) 2, Map.of(), r));
+      assertEquals(ErrorCode.INVALID_REPLICATION_FACTOR, rf.error());
+      AdminResponse version = gw.<AdminResponse>ask(
+          r -> new io.tributary.protocol.AdminRequest.ListTopics((short) 99, false, r));
+      assertEquals(ErrorCode.UNSUPPORTED_VERSION, version.error());
+      assertEquals(List.of("x".repeat(249)), gw.list());
+    }
+  }
+}
