@@ -7,6 +7,7 @@ import akka.actor.typed.ExtensionId;
 import akka.actor.typed.Props;
 import akka.actor.typed.javadsl.Adapter;
 import akka.cluster.typed.Cluster;
+import io.tributary.client.TributaryClient;
 import io.tributary.cluster.Controller;
 import io.tributary.gateway.Gateway;
 import io.tributary.log.JournalAccess;
@@ -23,6 +24,13 @@ import java.nio.file.Files;
  * the node's parts: the partition leaders' shard region ({@link PartitionLeader}), the {@link Controller} singleton
  * and the node's {@link Gateway} at {@code /system/tributary-gateway}. Remote clients then reach the node with
  * {@code TributaryClient.connect("<system>@<host>:<port>")}; the application itself uses {@link #client()}.
+ *
+ * <pre>{@code
+ * ActorSystem<Void> system = ActorSystem.create(guardian, "my-app", config); // provider=cluster, roles=[broker]
+ * Tributary broker = Tributary.get(system);
+ * Producer<String, String> producer =
+ *     broker.client().producer(Map.of("acks", "all"), Serializer.string(), Serializer.string());
+ * }</pre>
  *
  * <p>Requirements on the system (checked, {@link IllegalStateException} with the fix otherwise):
  * {@code akka.actor.provider = cluster}, the node has the cluster role {@code tributary.role} (default
@@ -52,6 +60,7 @@ public final class Tributary implements Extension {
   private final ActorRef<PartitionLeader.Command> partitions;
   private final ActorRef<Controller.Command> controller;
   private final ActorRef<ClientRequest> gateway;
+  private volatile TributaryClient client;
 
   private Tributary(ActorSystem<?> system) {
     this.system = system;
@@ -85,6 +94,25 @@ public final class Tributary implements Extension {
   /** The node's gateway (what remote clients talk to). */
   public ActorRef<ClientRequest> gateway() {
     return gateway;
+  }
+
+  /**
+   * The in-process client of this node: {@code client().admin()}, {@code client().producer(...)},
+   * {@code client().consumer(...)}. Requests go straight to this node's gateway (no remoting). Created on first
+   * call; closing it does not stop the node.
+   */
+  public TributaryClient client() {
+    TributaryClient c = client;
+    if (c == null) {
+      synchronized (this) {
+        c = client;
+        if (c == null) {
+          c = TributaryClient.embedded(system, gateway);
+          client = c;
+        }
+      }
+    }
+    return c;
   }
 
   /** The partition leaders' shard region. */
