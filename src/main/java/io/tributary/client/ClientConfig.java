@@ -60,7 +60,8 @@ public final class ClientConfig {
   /**
    * {@value}: how many acknowledgements a produce request waits for (string): {@code all} or {@code -1} (every in-sync
    * replica), {@code 1} (the leader persisted it), {@code 0} (no answer: the send completes at once with offset -1).
-   * Default {@value #DEFAULT_ACKS}.
+   * Default {@value #DEFAULT_ACKS}. With {@code 0} nothing is retried and nothing slows the producer down, so records
+   * may be lost, also when the producer outruns the connection (Artery drops messages when its send queue is full).
    */
   public static final String ACKS = "acks";
   /** Default of {@link #ACKS}. */

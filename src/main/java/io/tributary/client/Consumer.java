@@ -35,10 +35,20 @@ public interface Consumer<K, V> extends AutoCloseable {
    */
   void seek(TopicPartition partition, long offset);
 
-  /** Moves the positions to the log start offsets. */
+  /**
+   * Moves the positions to the log start offsets, looked up lazily by the next {@link #poll} or {@link #position}. An
+   * empty collection means every assigned partition.
+   *
+   * @throws IllegalStateException if a partition is not assigned
+   */
   void seekToBeginning(Collection<TopicPartition> partitions);
 
-  /** Moves the positions to the high watermarks (only records written from now on are read). */
+  /**
+   * Moves the positions to the high watermarks (only records written from now on are read), looked up lazily by the
+   * next {@link #poll} or {@link #position}. An empty collection means every assigned partition.
+   *
+   * @throws IllegalStateException if a partition is not assigned
+   */
   void seekToEnd(Collection<TopicPartition> partitions);
 
   /**
@@ -55,6 +65,7 @@ public interface Consumer<K, V> extends AutoCloseable {
    * @return records in offset order per partition; empty if none arrived in time
    * @throws TributaryException OFFSET_OUT_OF_RANGE when a position is out of range and {@code auto.offset.reset=none};
    *     UNKNOWN_TOPIC_OR_PARTITION if an assigned topic does not exist (after retrying for the timeout)
+   * @throws IllegalStateException if no partition is assigned
    */
   List<ConsumerRecord<K, V>> poll(Duration timeout);
 

@@ -26,8 +26,9 @@ public interface Producer<K, V> extends AutoCloseable {
    *     {@code max.message.bytes}), UNKNOWN_TOPIC_OR_PARTITION (after retrying for {@code max.block.ms}),
    *     INVALID_TOPIC_EXCEPTION, REQUEST_TIMED_OUT (not acknowledged within {@code delivery.timeout.ms}), or another
    *     broker error
-   * @throws TributaryException at once if the producer is closed, or buffer memory stays full for
-   *     {@code max.block.ms}
+   * @throws TributaryException at once: INVALID_REQUEST if the producer is closed, REQUEST_TIMED_OUT if buffer memory
+   *     stays full for {@code max.block.ms}. The future's callbacks run on the producer's sender thread: keep them
+   *     short, and do not call {@link #flush()} from them
    */
   CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record);
 

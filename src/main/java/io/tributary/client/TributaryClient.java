@@ -43,7 +43,8 @@ import java.util.stream.Collectors;
  *
  * <p>The client's own ActorSystem is configured on top of {@code ConfigFactory.load()} with: remote provider, Artery
  * TCP on {@code tributary.client.hostname} (default 127.0.0.1) and {@code tributary.client.port} (default 0, any free
- * port), log level WARNING, no dead-letter logging, and no JVM exit on shutdown.
+ * port), log level WARNING, no dead-letter logging, and no JVM exit on shutdown. It is not a cluster member, so
+ * Akka's "remote features outside cluster" are switched on only to keep its start-up warning quiet.
  *
  * <p>This class is thread-safe. {@link #close()} closes every admin, producer and consumer made from it.
  *
@@ -89,6 +90,8 @@ public final class TributaryClient implements AutoCloseable {
   /**
    * {@code connect(bootstrapServers, Map.of())}.
    *
+   * @param bootstrapServers comma-separated {@code host:port} or {@code system@host:port} entries
+   * @return a connected client; close it to stop its ActorSystem
    * @throws TributaryException NETWORK_EXCEPTION if no node answers within {@code request.timeout.ms} (30 s)
    * @throws IllegalArgumentException if the server list is malformed
    */
@@ -135,6 +138,7 @@ public final class TributaryClient implements AutoCloseable {
    *
    * @param system an ActorSystem of the application, e.g. a Tributary node's own
    * @param gateway the gateway actor (local or remote)
+   * @return a client over {@code system}
    */
   public static TributaryClient embedded(ActorSystem<?> system, ActorRef<ClientRequest> gateway) {
     return embedded(system, gateway, Map.of());
@@ -148,6 +152,7 @@ public final class TributaryClient implements AutoCloseable {
    * @param system an ActorSystem of the application
    * @param gateway the gateway actor (local or remote)
    * @param config default settings of every admin, producer and consumer made from this client
+   * @return a client over {@code system}; closing it leaves {@code system} running
    */
   public static TributaryClient embedded(
       ActorSystem<?> system, ActorRef<ClientRequest> gateway, Map<String, ?> config) {
@@ -159,6 +164,7 @@ public final class TributaryClient implements AutoCloseable {
   /**
    * A new admin client. Thread-safe; closed with this client if not before.
    *
+   * @return the admin client
    * @throws IllegalStateException if this client is closed
    * @throws IllegalArgumentException if a setting of the client's config is malformed
    */
@@ -170,6 +176,8 @@ public final class TributaryClient implements AutoCloseable {
    * A new admin client with its own settings laid over the client's: {@code request.timeout.ms}, {@code
    * default.api.timeout.ms}, {@code retry.backoff.ms}.
    *
+   * @param config admin settings, laid over the client's
+   * @return the admin client
    * @throws IllegalStateException if this client is closed
    * @throws IllegalArgumentException if a setting is malformed (the message names the key)
    */
@@ -186,6 +194,9 @@ public final class TributaryClient implements AutoCloseable {
    * @param config producer settings (see {@link ClientConfig}), laid over the client's
    * @param keySerializer turns keys into bytes
    * @param valueSerializer turns values into bytes
+   * @param <K> key type
+   * @param <V> value type
+   * @return the producer
    * @throws IllegalStateException if this client is closed
    * @throws IllegalArgumentException if a setting is malformed (the message names the key)
    */
@@ -207,6 +218,9 @@ public final class TributaryClient implements AutoCloseable {
    * @param config consumer settings (see {@link ClientConfig}), laid over the client's
    * @param keyDeserializer turns key bytes into keys
    * @param valueDeserializer turns value bytes into values
+   * @param <K> key type
+   * @param <V> value type
+   * @return the consumer
    * @throws IllegalStateException if this client is closed
    * @throws IllegalArgumentException if a setting is malformed (the message names the key)
    */
@@ -349,6 +363,9 @@ public final class TributaryClient implements AutoCloseable {
     settings.put("akka.remote.artery.bind.hostname", "");
     settings.put("akka.remote.artery.bind.port", "");
     settings.put("akka.remote.warn-about-direct-use", "off");
+    settings.put("akka.remote.warn-unsafe-watch-outside-cluster", "off");
+    // a client is never a cluster member; this only turns Akka's start-up warning about that into an info line
+    settings.put("akka.remote.use-unsafe-remote-features-outside-cluster", "on");
     settings.put("akka.loglevel", "WARNING");
     settings.put("akka.stdout-loglevel", "OFF");
     settings.put("akka.log-dead-letters", "off");
@@ -396,6 +413,8 @@ public final class TributaryClient implements AutoCloseable {
   }
 
   private static void terminate(ActorSystem<?> system) {
+    // the connections to the brokers are torn down on purpose: no warning about each aborted stream
+    akka.actor.typed.javadsl.Adapter.toClassic(system).eventStream().setLogLevel(akka.event.Logging.ErrorLevel());
     system.terminate();
     try {
       system.getWhenTerminated().toCompletableFuture().get(TERMINATION_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

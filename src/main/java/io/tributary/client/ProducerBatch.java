@@ -1,0 +1,183 @@
+package io.tributary.client;
+
+import io.tributary.record.Header;
+import io.tributary.record.RecordBatchBuilder;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One record batch of one partition on its way to the broker, with the futures of its records, as Kafka's {@code
+ * ProducerBatch}.
+ *
+ * <p>Life cycle: <em>open</em> (the last batch of its partition's queue; {@link #tryAppend} adds records) →
+ * <em>full</em> (no more appends, still queued) → <em>drained</em> (taken from the queue; {@link #close()} builds the
+ * bytes once) → sent, possibly several times (retries) → <em>done</em> ({@link #tryMarkDone} once, then {@link
+ * #completeSuccess} or {@link #completeFailure}).
+ *
+ * <p>Not thread-safe by itself: appends and state changes happen under the lock of the partition's queue in {@link
+ * RecordAccumulator}; {@link #close()} is called by the one thread that drained the batch; completion is guarded by an
+ * atomic flag and runs outside any lock.
+ */
+final class ProducerBatch {
+
+  final String topic;
+  final int partition;
+  /** Position in the partition's send order (0, 1, 2, ... per partition). */
+  final long sequence;
+  /** When the first record was appended (monotonic ms): start of linger and of delivery.timeout.ms. */
+  final long createdMs;
+
+  private RecordBatchBuilder builder;
+  private byte[] bytes;
+  private int recordCount;
+  private CompletableFuture<?>[] futures;
+  private long[] timestamps;
+  private int[] keySizes;
+  private int[] valueSizes;
+
+  /** Bytes of buffer.memory held by this batch; released when it is done. */
+  int reservedBytes;
+  /** No more appends (set when a record did not fit, or the batch reached batch.size). */
+  boolean full;
+  /** Taken out of the queue (in flight, or being retried). */
+  boolean drained;
+  /** Number of completed send attempts that failed (0 until the first failure). */
+  int attempts;
+  /** Earliest time (monotonic ms) of the next attempt after a failure. */
+  long retryNotBeforeMs;
+  /** The error of the last failed attempt, for the final message. */
+  TributaryException lastError;
+
+  private final AtomicBoolean done = new AtomicBoolean();
+  private final CountDownLatch doneLatch = new CountDownLatch(1);
+
+  ProducerBatch(String topic, int partition, long sequence, long createdMs, int initialCapacity) {
+    this.topic = topic;
+    this.partition = partition;
+    this.sequence = sequence;
+    this.createdMs = createdMs;
+    this.builder = new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, initialCapacity);
+    this.futures = new CompletableFuture<?>[8];
+    this.timestamps = new long[8];
+    this.keySizes = new int[8];
+    this.valueSizes = new int[8];
+  }
+
+  /**
+   * Appends a record if it fits within {@code batchSize} (an empty batch takes any record).
+   *
+   * @return the record's future, or {@code null} if it does not fit (nothing changed)
+   */
+  CompletableFuture<RecordMetadata> tryAppend(
+      int batchSize, long timestamp, byte[] key, byte[] value, Header[] headers) {
+    if (!builder.hasRoomFor(batchSize, timestamp, key, value, headers)) {
+      return null;
+    }
+    builder.append(timestamp, key, value, headers);
+    int i = recordCount;
+    if (i == futures.length) {
+      int n = i * 2;
+      futures = Arrays.copyOf(futures, n);
+      timestamps = Arrays.copyOf(timestamps, n);
+      keySizes = Arrays.copyOf(keySizes, n);
+      valueSizes = Arrays.copyOf(valueSizes, n);
+    }
+    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+    futures[i] = future;
+    timestamps[i] = timestamp;
+    keySizes[i] = key == null ? -1 : key.length;
+    valueSizes[i] = value == null ? -1 : value.length;
+    recordCount = i + 1;
+    return future;
+  }
+
+  /** The size of the batch so far, in bytes, header included. */
+  int sizeInBytes() {
+    return bytes != null ? bytes.length : builder.estimatedSizeInBytes();
+  }
+
+  /** The number of records. */
+  int recordCount() {
+    return recordCount;
+  }
+
+  /** Builds the batch bytes (once; later calls return the same array). Only after the batch was drained. */
+  byte[] close() {
+    if (bytes == null) {
+      bytes = builder.build();
+      builder = null;
+    }
+    return bytes;
+  }
+
+  /** Whether the batch has been marked done ({@link #tryMarkDone}). */
+  boolean isDone() {
+    return done.get();
+  }
+
+  /**
+   * Marks the batch done, once: the caller then completes it with {@link #completeSuccess} or {@link
+   * #completeFailure}.
+   *
+   * @return false if the batch was already marked done
+   */
+  boolean tryMarkDone() {
+    return done.compareAndSet(false, true);
+  }
+
+  /**
+   * Completes every record's future with its metadata. Runs user callbacks: call without holding locks, after {@link
+   * #tryMarkDone} returned true.
+   *
+   * @param baseOffset the offset of the first record, or -1 (acks=0)
+   * @param logAppendTimeMs the broker's append time if the topic uses it, else -1
+   */
+  void completeSuccess(long baseOffset, long logAppendTimeMs) {
+    try {
+      for (int i = 0; i < recordCount; i++) {
+        long offset = baseOffset < 0 ? -1L : baseOffset + i;
+        long timestamp = logAppendTimeMs >= 0 ? logAppendTimeMs : timestamps[i];
+        @SuppressWarnings("unchecked")
+        CompletableFuture<RecordMetadata> f = (CompletableFuture<RecordMetadata>) futures[i];
+        f.complete(new RecordMetadata(topic, partition, offset, timestamp, keySizes[i], valueSizes[i]));
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Completes every record's future exceptionally with {@code error}. Runs user callbacks: call without holding locks,
+   * after {@link #tryMarkDone} returned true.
+   */
+  void completeFailure(TributaryException error) {
+    try {
+      for (int i = 0; i < recordCount; i++) {
+        futures[i].completeExceptionally(error);
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** Waits until the batch is done, up to {@code timeoutMs}; returns whether it is done. */
+  boolean awaitDone(long timeoutMs) throws InterruptedException {
+    return doneLatch.await(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  private void release() {
+    futures = null;
+    timestamps = null;
+    keySizes = null;
+    valueSizes = null;
+    doneLatch.countDown();
+  }
+
+  @Override
+  public String toString() {
+    return "ProducerBatch(" + topic + "-" + partition + " #" + sequence + ", " + recordCount + " records)";
+  }
+}

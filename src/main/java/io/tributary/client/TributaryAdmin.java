@@ -1,0 +1,160 @@
+package io.tributary.client;
+
+import akka.actor.typed.ActorRef;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.ProtocolVersions;
+import io.tributary.protocol.TopicDescription;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * {@link Admin} over the gateway's {@link AdminRequest}s.
+ *
+ * <p>Each call is one request per attempt (timeout {@code request.timeout.ms}); retriable errors (REQUEST_TIMED_OUT,
+ * NETWORK_EXCEPTION, LEADER_NOT_AVAILABLE, ...) are retried every {@code retry.backoff.ms} until {@code
+ * default.api.timeout.ms} has passed, then thrown. Non-retriable errors are thrown at once. As in Kafka, a create or
+ * delete retried after a lost answer may report TOPIC_ALREADY_EXISTS / UNKNOWN_TOPIC_OR_PARTITION for its own earlier
+ * attempt. {@code describeTopics} does not retry UNKNOWN_TOPIC_OR_PARTITION (the answer is definite).
+ *
+ * <p>Thread-safe.
+ */
+final class TributaryAdmin implements Admin {
+
+  private final TributaryClient client;
+  private final AdminSettings settings;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  TributaryAdmin(TributaryClient client, AdminSettings settings) {
+    this.client = client;
+    this.settings = settings;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws TributaryException INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
+   *     INVALID_CONFIG, TOPIC_ALREADY_EXISTS, or REQUEST_TIMED_OUT / NETWORK_EXCEPTION after retrying for {@code
+   *     default.api.timeout.ms}
+   */
+  @Override
+  public TopicDescription createTopic(
+      String name, int partitions, short replicationFactor, Map<String, String> configs) {
+    Objects.requireNonNull(name, "name");
+    Map<String, String> topicConfigs = configs == null ? Map.of() : Map.copyOf(configs);
+    AdminResponse response =
+        call(
+            "create topic " + name,
+            replyTo ->
+                new AdminRequest.CreateTopic(
+                    ProtocolVersions.CURRENT, name, partitions, replicationFactor, topicConfigs, replyTo),
+            false);
+    for (TopicDescription description : response.topics()) {
+      if (name.equals(description.name())) {
+        return description;
+      }
+    }
+    List<TopicDescription> described = describeTopics(List.of(name));
+    return described.get(0);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws TributaryException UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, or REQUEST_TIMED_OUT after
+   *     retrying
+   */
+  @Override
+  public void deleteTopic(String name) {
+    Objects.requireNonNull(name, "name");
+    call(
+        "delete topic " + name,
+        replyTo -> new AdminRequest.DeleteTopic(ProtocolVersions.CURRENT, name, replyTo),
+        false);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws TributaryException REQUEST_TIMED_OUT after retrying
+   */
+  @Override
+  public List<String> listTopics() {
+    AdminResponse response =
+        call(
+            "list topics",
+            replyTo -> new AdminRequest.ListTopics(ProtocolVersions.CURRENT, false, replyTo),
+            true);
+    return response.topicNames() == null ? List.of() : List.copyOf(response.topicNames());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws TributaryException UNKNOWN_TOPIC_OR_PARTITION naming a topic that does not exist, or REQUEST_TIMED_OUT
+   *     after retrying
+   */
+  @Override
+  public List<TopicDescription> describeTopics(Collection<String> names) {
+    List<String> list = List.copyOf(names);
+    AdminResponse response =
+        call(
+            "describe topics " + list,
+            replyTo -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, list, replyTo),
+            false);
+    return response.topics() == null ? List.of() : List.copyOf(response.topics());
+  }
+
+  /** Marks the admin closed; later calls throw {@link IllegalStateException}. Idempotent. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      client.unregister(this);
+    }
+  }
+
+  /**
+   * One admin call with retries.
+   *
+   * @param retryUnknownTopic whether UNKNOWN_TOPIC_OR_PARTITION is retried (it is retriable for data requests, but
+   *     a definite answer for create, delete and describe)
+   */
+  private AdminResponse call(
+      String what, Function<ActorRef<AdminResponse>, ClientRequest> request, boolean retryUnknownTopic) {
+    if (closed.get()) {
+      throw new IllegalStateException("the Admin is closed");
+    }
+    long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), settings.defaultApiTimeoutMs());
+    while (true) {
+      long remaining = deadline - Metadata.nowMs();
+      long attemptTimeout = Math.max(1, Math.min(settings.requestTimeoutMs(), remaining));
+      TributaryException failure;
+      try {
+        AdminResponse response = TributaryClient.await(client.ask(request, attemptTimeout), what, attemptTimeout);
+        if (response.error() == ErrorCode.NONE) {
+          return response;
+        }
+        failure =
+            new TributaryException(
+                response.error(),
+                response.errorMessage() != null ? response.errorMessage() : response.error().defaultMessage());
+      } catch (TributaryException e) {
+        failure = e;
+      }
+      boolean retriable =
+          failure.isRetriable()
+              && (retryUnknownTopic || failure.errorCode() != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      long pause = Math.min(settings.retryBackoffMs(), deadline - Metadata.nowMs());
+      if (!retriable || pause < 0 || Metadata.nowMs() >= deadline) {
+        throw failure;
+      }
+      Metadata.sleep(pause);
+    }
+  }
+}

@@ -1,0 +1,371 @@
+package io.tributary.client;
+
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
+import io.tributary.protocol.ProtocolVersions;
+import io.tributary.record.Header;
+import io.tributary.record.RecordBatch;
+import io.tributary.record.RecordBatchBuilder;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * {@link Producer} built as Kafka's {@code KafkaProducer}: {@link #send} partitions and serializes a record and
+ * appends it to a {@link RecordAccumulator} in the calling thread; one sender thread per producer ({@code
+ * tributary-producer-N-sender}) drains ready batches, sends one {@link ProduceRequest} per batch through the gateway,
+ * and handles the answers (retries, completion of the futures).
+ *
+ * <p>Futures complete, and their callbacks run, on the sender thread (or on the thread that closes the producer when
+ * it aborts records): callbacks should be quick and must not call {@link #flush()} (which throws {@link
+ * IllegalStateException} there) or block on {@code send} for long. {@link #close} from a callback does not wait.
+ *
+ * <p>Thread-safe.
+ */
+final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator.Listener {
+
+  private final TributaryClient client;
+  private final ProducerSettings settings;
+  private final Serializer<K> keySerializer;
+  private final Serializer<V> valueSerializer;
+  private final Metadata metadata;
+  private final Partitioner partitioner = new Partitioner();
+  private final RecordAccumulator accumulator;
+  private final ScheduledThreadPoolExecutor sender;
+  private volatile Thread senderThread;
+  private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  private final Object timerLock = new Object();
+  private volatile long timerAtMs = Long.MAX_VALUE;
+  private ScheduledFuture<?> timer;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final CompletableFuture<Void> closedFuture = new CompletableFuture<>();
+
+  TributaryProducer(
+      TributaryClient client,
+      ProducerSettings settings,
+      Serializer<K> keySerializer,
+      Serializer<V> valueSerializer,
+      int id) {
+    this.client = client;
+    this.settings = settings;
+    this.keySerializer = keySerializer;
+    this.valueSerializer = valueSerializer;
+    this.metadata =
+        new Metadata(client, settings.requestTimeoutMs(), settings.retryBackoffMs(), settings.metadataMaxAgeMs());
+    this.accumulator = new RecordAccumulator(settings, Metadata::nowMs, this);
+    this.sender =
+        new ScheduledThreadPoolExecutor(
+            1,
+            runnable -> {
+              Thread thread = new Thread(runnable, "tributary-producer-" + id + "-sender");
+              thread.setDaemon(true);
+              senderThread = thread;
+              return thread;
+            });
+    this.sender.setRemoveOnCancelPolicy(true);
+    this.sender.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Blocks only while the topic's partition count is not known yet and while buffer memory is full, together at
+   * most {@code max.block.ms}. Serializer exceptions propagate as they are.
+   *
+   * @throws TributaryException INVALID_REQUEST if the producer is closed; REQUEST_TIMED_OUT if {@code buffer.memory}
+   *     stayed full for {@code max.block.ms}
+   */
+  @Override
+  public CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record) {
+    Objects.requireNonNull(record, "record");
+    if (closed.get()) {
+      throw new TributaryException(ErrorCode.INVALID_REQUEST, "Cannot send after the producer has been closed");
+    }
+    String topic = record.topic();
+    long start = Metadata.nowMs();
+    int numPartitions = metadata.cachedPartitionCount(topic);
+    if (numPartitions <= 0) {
+      try {
+        numPartitions = metadata.partitionCount(topic, settings.maxBlockMs());
+      } catch (TributaryException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    byte[] key = keySerializer.serialize(topic, record.key());
+    byte[] value = valueSerializer.serialize(topic, record.value());
+    List<Header> headerList = record.headers();
+    Header[] headers = headerList.isEmpty() ? null : headerList.toArray(new Header[0]);
+    int size = RecordBatchBuilder.estimateSizeInBytes(key, value, headers);
+    if ((long) size + RecordBatch.HEADER_SIZE > settings.maxRequestSize()) {
+      return failed(
+          ErrorCode.MESSAGE_TOO_LARGE,
+          "The record is " + size + " bytes when serialized (plus a " + RecordBatch.HEADER_SIZE
+              + "-byte batch header), which is larger than " + ClientConfig.MAX_REQUEST_SIZE + "="
+              + settings.maxRequestSize());
+    }
+    if (size > settings.bufferMemory()) {
+      return failed(
+          ErrorCode.MESSAGE_TOO_LARGE,
+          "The record is " + size + " bytes when serialized, which is larger than " + ClientConfig.BUFFER_MEMORY + "="
+              + settings.bufferMemory());
+    }
+    Integer explicit = record.partition();
+    if (explicit != null && explicit >= numPartitions) {
+      try {
+        numPartitions = metadata.fetch(topic, remaining(start));
+      } catch (TributaryException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      if (explicit >= numPartitions) {
+        return failed(
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            "Partition " + explicit + " of topic " + topic + " does not exist (the topic has " + numPartitions
+                + " partitions)");
+      }
+    }
+    long timestamp = record.timestamp() != null ? record.timestamp() : System.currentTimeMillis();
+    accumulator.reserve(size, remaining(start));
+    try {
+      int partition;
+      boolean sticky = false;
+      if (explicit != null) {
+        partition = explicit;
+      } else if (key != null) {
+        partition = Partitioner.partitionForKey(key, numPartitions);
+      } else {
+        partition = partitioner.stickyPartition(topic, numPartitions);
+        sticky = true;
+      }
+      CompletableFuture<RecordMetadata> future =
+          accumulator.append(topic, partition, timestamp, key, value, headers, size, sticky);
+      if (future == null) {
+        partitioner.onNewBatch(topic, partition, numPartitions);
+        partition = partitioner.stickyPartition(topic, numPartitions);
+        future = accumulator.append(topic, partition, timestamp, key, value, headers, size, false);
+      }
+      return future;
+    } catch (RuntimeException | Error e) {
+      accumulator.unreserve(size);
+      throw e;
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if called from a send callback (on the sender thread)
+   * @throws TributaryException NETWORK_EXCEPTION if the thread is interrupted (its interrupt flag is set again)
+   */
+  @Override
+  public void flush() {
+    if (Thread.currentThread() == senderThread) {
+      throw new IllegalStateException("flush() must not be called from a send callback");
+    }
+    accumulator.beginFlush();
+    try {
+      wakeup();
+      accumulator.awaitIncomplete(Long.MAX_VALUE);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted during flush()", e);
+    } finally {
+      accumulator.endFlush();
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws TributaryException INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION (after {@code max.block.ms}),
+   *     REQUEST_TIMED_OUT
+   */
+  @Override
+  public int partitionsFor(String topic) {
+    return metadata.partitionCount(topic, settings.maxBlockMs());
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>New sends are refused at once; buffered records are sent without waiting for {@code linger.ms}. Records still
+   * not acknowledged when {@code timeout} is up fail with REQUEST_TIMED_OUT. Called from a send callback, it does not
+   * wait (as Kafka's {@code close} from a callback). The client's ActorSystem is left running.
+   */
+  @Override
+  public void close(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (!closed.compareAndSet(false, true)) {
+      if (Thread.currentThread() != senderThread) {
+        closedFuture.join();
+      }
+      return;
+    }
+    try {
+      long timeoutMs = Thread.currentThread() == senderThread ? 0 : toMillisSaturated(timeout);
+      accumulator.beginClose();
+      wakeup();
+      boolean allDone;
+      try {
+        allDone = accumulator.awaitAllComplete(timeoutMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        allDone = false;
+      }
+      if (!allDone) {
+        accumulator.abortAll(
+            new TributaryException(
+                ErrorCode.REQUEST_TIMED_OUT, "The producer was closed before the record was acknowledged"));
+      }
+      sender.shutdown();
+      client.unregister(this);
+    } finally {
+      closedFuture.complete(null);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Sender
+
+  /** {@inheritDoc} Runs a drain on the sender thread soon (coalesced). */
+  @Override
+  public void wakeup() {
+    if (drainScheduled.compareAndSet(false, true)) {
+      try {
+        sender.execute(this::runDrain);
+      } catch (RejectedExecutionException e) {
+        drainScheduled.set(false);
+      }
+    }
+  }
+
+  /** {@inheritDoc} One timer at a time, for the earliest deadline asked for. */
+  @Override
+  public void drainAt(long deadlineMs) {
+    if (deadlineMs >= timerAtMs) {
+      return;
+    }
+    long delay = deadlineMs - Metadata.nowMs();
+    if (delay <= 0) {
+      wakeup();
+      return;
+    }
+    synchronized (timerLock) {
+      if (deadlineMs >= timerAtMs) {
+        return;
+      }
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      try {
+        timer = sender.schedule(this::onTimer, delay, TimeUnit.MILLISECONDS);
+        timerAtMs = deadlineMs;
+      } catch (RejectedExecutionException e) {
+        timer = null;
+      }
+    }
+  }
+
+  private void onTimer() {
+    synchronized (timerLock) {
+      timerAtMs = Long.MAX_VALUE;
+      timer = null;
+    }
+    runDrain();
+  }
+
+  private void runDrain() {
+    drainScheduled.set(false);
+    try {
+      RecordAccumulator.Drained drained = accumulator.drain();
+      for (ProducerBatch batch : drained.batches()) {
+        send(batch);
+      }
+      if (drained.nextDeadlineMs() != Long.MAX_VALUE) {
+        drainAt(drained.nextDeadlineMs());
+      }
+    } catch (RuntimeException e) {
+      client.system().log().error("Tributary producer sender failed", e);
+    }
+  }
+
+  private void send(ProducerBatch batch) {
+    byte[] bytes;
+    try {
+      bytes = batch.close();
+    } catch (RuntimeException e) {
+      accumulator.onFailure(
+          batch, new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "could not build the record batch: " + e, e));
+      return;
+    }
+    short acks = settings.acks();
+    int timeoutMs = settings.requestTimeoutMs();
+    if (acks == 0) {
+      client.tell(
+          new ProduceRequest(
+              ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, null));
+      accumulator.onSuccess(batch, -1L, -1L);
+      return;
+    }
+    CompletionStage<ProduceResponse> answer =
+        client.ask(
+            replyTo ->
+                new ProduceRequest(
+                    ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, replyTo),
+            timeoutMs);
+    answer.whenCompleteAsync((response, failure) -> onAnswer(batch, response, failure), sender);
+  }
+
+  private void onAnswer(ProducerBatch batch, ProduceResponse response, Throwable failure) {
+    try {
+      TributaryException error;
+      if (failure != null) {
+        error =
+            TributaryClient.toException(
+                failure, "produce to " + batch.topic + "-" + batch.partition, settings.requestTimeoutMs());
+      } else if (response.error() == ErrorCode.NONE) {
+        accumulator.onSuccess(batch, response.baseOffset(), response.logAppendTimeMs());
+        return;
+      } else {
+        error =
+            new TributaryException(
+                response.error(),
+                response.errorMessage() != null ? response.errorMessage() : response.error().defaultMessage());
+      }
+      ErrorCode code = error.errorCode();
+      if (code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          || code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+          || code == ErrorCode.LEADER_NOT_AVAILABLE) {
+        metadata.requestRefresh(batch.topic);
+      }
+      accumulator.onFailure(batch, error);
+    } catch (RuntimeException e) {
+      client.system().log().error("Tributary producer failed to handle a produce answer", e);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private long remaining(long startMs) {
+    return Math.max(0, settings.maxBlockMs() - (Metadata.nowMs() - startMs));
+  }
+
+  private static CompletableFuture<RecordMetadata> failed(ErrorCode code, String message) {
+    return CompletableFuture.failedFuture(new TributaryException(code, message));
+  }
+
+  private static long toMillisSaturated(Duration d) {
+    try {
+      return Math.max(0, d.toMillis());
+    } catch (ArithmeticException e) {
+      return d.isNegative() ? 0 : Long.MAX_VALUE;
+    }
+  }
+}

@@ -1,0 +1,47 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class BrokerAddressTest {
+
+  @Test
+  void hostPortUsesTheDefaultSystemName() {
+    BrokerAddress a = BrokerAddress.parse("127.0.0.1:9092");
+    assertEquals(new BrokerAddress("tributary", "127.0.0.1", 9092), a);
+    assertEquals("akka://tributary@127.0.0.1:9092/system/tributary-gateway", a.gatewayUri());
+  }
+
+  @Test
+  void systemAtHostPortKeepsTheSystemName() {
+    assertEquals(new BrokerAddress("prod-cluster", "broker1", 25520), BrokerAddress.parse("prod-cluster@broker1:25520"));
+    assertEquals(new BrokerAddress("sys", "h", 1), BrokerAddress.parse("akka://sys@h:1"));
+  }
+
+  @Test
+  void ipv6HostsGoInBrackets() {
+    BrokerAddress a = BrokerAddress.parse("[::1]:9092");
+    assertEquals("::1", a.host());
+    assertEquals("[::1]:9092", a.hostPort());
+    assertEquals("akka://tributary@[::1]:9092/system/tributary-gateway", a.gatewayUri());
+  }
+
+  @Test
+  void listsAreCommaSeparatedInOrder() {
+    List<BrokerAddress> list = BrokerAddress.parseList(" 127.0.0.1:1 , other@127.0.0.1:2,,");
+    assertEquals(
+        List.of(new BrokerAddress("tributary", "127.0.0.1", 1), new BrokerAddress("other", "127.0.0.1", 2)), list);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", " ", ",", "host", "host:", ":9092", "host:port", "host:0", "host:70000", "::1:9092",
+      "@host:1", "bad name@host:1", "[::1]9092"})
+  void malformedEntriesAreRejected(String servers) {
+    assertThrows(IllegalArgumentException.class, () -> BrokerAddress.parseList(servers));
+  }
+}

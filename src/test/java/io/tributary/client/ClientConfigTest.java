@@ -1,0 +1,152 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ClientConfigTest {
+
+  @Test
+  void producerDefaultsAreKafkas() {
+    ProducerSettings s = ProducerSettings.from(Map.of());
+    assertEquals(-1, s.acks());
+    assertEquals(5L, s.lingerMs());
+    assertEquals(16_384, s.batchSize());
+    assertEquals(Integer.MAX_VALUE, s.retries());
+    assertEquals(100L, s.retryBackoffMs());
+    assertEquals(120_000L, s.deliveryTimeoutMs());
+    assertEquals(30_000, s.requestTimeoutMs());
+    assertEquals(1_048_576, s.maxRequestSize());
+    assertEquals(33_554_432, s.bufferMemory());
+    assertEquals(60_000L, s.maxBlockMs());
+    assertEquals(5, s.maxInFlight());
+  }
+
+  @Test
+  void consumerDefaultsAreKafkas() {
+    ConsumerSettings s = ConsumerSettings.from(Map.of());
+    assertEquals(500, s.maxPollRecords());
+    assertEquals(500, s.fetchMaxWaitMs());
+    assertEquals(1_048_576, s.maxPartitionFetchBytes());
+    assertEquals("latest", s.autoOffsetReset());
+    assertEquals(30_000, s.requestTimeoutMs());
+    assertEquals(60_000, s.defaultApiTimeoutMs());
+  }
+
+  @Test
+  void valuesMayBeStringsNumbersOrDurations() {
+    Map<String, Object> config = new HashMap<>();
+    config.put(ClientConfig.LINGER_MS, " 20 ");
+    config.put(ClientConfig.BATCH_SIZE, 65_536);
+    config.put(ClientConfig.BUFFER_MEMORY, 1_000_000L);
+    config.put(ClientConfig.MAX_BLOCK_MS, Duration.ofSeconds(3));
+    config.put(ClientConfig.RETRIES, (short) 3);
+    ProducerSettings s = ProducerSettings.from(config);
+    assertEquals(20L, s.lingerMs());
+    assertEquals(65_536, s.batchSize());
+    assertEquals(1_000_000, s.bufferMemory());
+    assertEquals(3_000L, s.maxBlockMs());
+    assertEquals(3, s.retries());
+  }
+
+  @ParameterizedTest
+  @CsvSource({"all, -1", "ALL, -1", "-1, -1", "1, 1", "0, 0"})
+  void acksAcceptsKafkasValues(String value, short expected) {
+    assertEquals(expected, ProducerSettings.from(Map.of(ClientConfig.ACKS, value)).acks());
+  }
+
+  @Test
+  void acksAcceptsNumbers() {
+    assertEquals(1, ProducerSettings.from(Map.of(ClientConfig.ACKS, 1)).acks());
+    assertEquals(-1, ProducerSettings.from(Map.of(ClientConfig.ACKS, -1)).acks());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"2", "some", ""})
+  void badAcksNamesTheKey(String value) {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> ProducerSettings.from(Map.of(ClientConfig.ACKS, value)));
+    assertTrue(e.getMessage().contains("acks"), e.getMessage());
+  }
+
+  @Test
+  void badNumbersNameTheKey() {
+    assertBad(ClientConfig.LINGER_MS, "five");
+    assertBad(ClientConfig.LINGER_MS, -1);
+    assertBad(ClientConfig.BATCH_SIZE, 1.5);
+    assertBad(ClientConfig.BATCH_SIZE, 3_000_000_000L);
+    assertBad(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 0);
+    assertBad(ClientConfig.MAX_REQUEST_SIZE, "0");
+    assertBad(ClientConfig.BUFFER_MEMORY, "-5");
+  }
+
+  private static void assertBad(String key, Object value) {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> ProducerSettings.from(Map.of(key, value)));
+    assertTrue(e.getMessage().contains(key), e.getMessage());
+  }
+
+  @Test
+  void unknownKeysAreIgnored() {
+    ProducerSettings s = ProducerSettings.from(Map.of("client.id", "x", "compression.type", "none"));
+    assertEquals(ProducerSettings.from(Map.of()), s);
+  }
+
+  @Test
+  void explicitDeliveryTimeoutBelowLingerPlusRequestTimeoutIsRejected() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                ProducerSettings.from(
+                    Map.of(
+                        ClientConfig.DELIVERY_TIMEOUT_MS, 1000,
+                        ClientConfig.LINGER_MS, 10,
+                        ClientConfig.REQUEST_TIMEOUT_MS, 2000)));
+    assertTrue(e.getMessage().contains("delivery.timeout.ms"), e.getMessage());
+  }
+
+  @Test
+  void defaultDeliveryTimeoutIsRaisedToLingerPlusRequestTimeout() {
+    ProducerSettings s = ProducerSettings.from(Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 200_000));
+    assertEquals(200_005L, s.deliveryTimeoutMs());
+  }
+
+  @Test
+  void autoOffsetResetTakesEarliestLatestNone() {
+    assertEquals("earliest", ConsumerSettings.from(Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest")).autoOffsetReset());
+    assertEquals("none", ConsumerSettings.from(Map.of(ClientConfig.AUTO_OFFSET_RESET, "NONE")).autoOffsetReset());
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ConsumerSettings.from(Map.of(ClientConfig.AUTO_OFFSET_RESET, "smallest")));
+    assertTrue(e.getMessage().contains("auto.offset.reset"), e.getMessage());
+  }
+
+  @Test
+  void consumerRejectsNonPositiveMaxPollRecords() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> ConsumerSettings.from(Map.of(ClientConfig.MAX_POLL_RECORDS, 0)));
+    assertTrue(e.getMessage().contains("max.poll.records"), e.getMessage());
+  }
+
+  @Test
+  void producerMapIsLaidOverTheClientMap() {
+    Map<String, Object> merged =
+        ClientConfig.merge(
+            Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 1000, ClientConfig.LINGER_MS, 1),
+            Map.of(ClientConfig.LINGER_MS, 7));
+    ProducerSettings s = ProducerSettings.from(merged);
+    assertEquals(1000, s.requestTimeoutMs());
+    assertEquals(7L, s.lingerMs());
+  }
+}

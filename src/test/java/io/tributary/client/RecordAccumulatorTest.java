@@ -1,0 +1,307 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.protocol.ErrorCode;
+import io.tributary.record.Record;
+import io.tributary.record.RecordBatch;
+import io.tributary.record.RecordBatchBuilder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class RecordAccumulatorTest {
+
+  private final AtomicLong clock = new AtomicLong(1_000_000L);
+  private final AtomicInteger wakeups = new AtomicInteger();
+  private final List<Long> drainAts = new ArrayList<>();
+  private final RecordAccumulator.Listener listener =
+      new RecordAccumulator.Listener() {
+        @Override
+        public void wakeup() {
+          wakeups.incrementAndGet();
+        }
+
+        @Override
+        public void drainAt(long deadlineMs) {
+          synchronized (drainAts) {
+            drainAts.add(deadlineMs);
+          }
+        }
+      };
+
+  private RecordAccumulator accumulator(Map<String, Object> overrides) {
+    Map<String, Object> config = new HashMap<>();
+    config.put(ClientConfig.LINGER_MS, 10);
+    config.put(ClientConfig.BATCH_SIZE, 1024);
+    config.put(ClientConfig.RETRY_BACKOFF_MS, 100);
+    config.put(ClientConfig.REQUEST_TIMEOUT_MS, 1000);
+    config.put(ClientConfig.DELIVERY_TIMEOUT_MS, 5000);
+    config.putAll(overrides);
+    return new RecordAccumulator(ProducerSettings.from(config), clock::get, listener);
+  }
+
+  private static byte[] bytes(int size, int fill) {
+    byte[] b = new byte[size];
+    java.util.Arrays.fill(b, (byte) fill);
+    return b;
+  }
+
+  private static CompletableFuture<RecordMetadata> append(
+      RecordAccumulator acc, String topic, int partition, byte[] value) {
+    int size = RecordBatchBuilder.estimateSizeInBytes(null, value, null);
+    acc.reserve(size, 0);
+    return acc.append(topic, partition, 1234L, null, value, null, size, false);
+  }
+
+  @Test
+  void recordsOfOnePartitionShareABatchUntilLingerExpires() {
+    RecordAccumulator acc = accumulator(Map.of());
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      futures.add(append(acc, "t", 0, bytes(10, i)));
+    }
+    assertEquals(List.of(clock.get() + 10), drainAts, "one new batch, one linger deadline");
+    RecordAccumulator.Drained early = acc.drain();
+    assertTrue(early.batches().isEmpty());
+    assertEquals(clock.get() + 10, early.nextDeadlineMs());
+
+    clock.addAndGet(10);
+    RecordAccumulator.Drained drained = acc.drain();
+    assertEquals(1, drained.batches().size());
+    ProducerBatch batch = drained.batches().get(0);
+    assertEquals(5, batch.recordCount());
+    RecordBatch wire = RecordBatch.validate(batch.close());
+    List<Record> records = wire.records();
+    assertEquals(5, records.size());
+    for (int i = 0; i < 5; i++) {
+      assertEquals(i, records.get(i).offset());
+      assertEquals(1234L, records.get(i).timestamp());
+    }
+
+    acc.onSuccess(batch, 100L, -1L);
+    for (int i = 0; i < 5; i++) {
+      RecordMetadata m = futures.get(i).join();
+      assertEquals(new RecordMetadata("t", 0, 100L + i, 1234L, -1, 10), m);
+    }
+    assertFalse(acc.hasIncomplete());
+  }
+
+  @Test
+  void aFullBatchIsReadyAtOnceAndTheNextRecordStartsANewOne() {
+    RecordAccumulator acc = accumulator(Map.of());
+    int appended = 0;
+    while (wakeups.get() == 0) {
+      append(acc, "t", 0, bytes(100, appended));
+      appended++;
+    }
+    // batch.size=1024 with ~108-byte records: the batch that no longer fits is full
+    RecordAccumulator.Drained drained = acc.drain();
+    assertEquals(1, drained.batches().size());
+    ProducerBatch full = drained.batches().get(0);
+    assertTrue(full.close().length <= 1024, "batch of " + full.close().length + " bytes");
+    assertEquals(appended - 1, full.recordCount(), "the last record went to a new batch");
+  }
+
+  @Test
+  void aRecordLargerThanBatchSizeGoesAloneAndIsReadyAtOnce() {
+    RecordAccumulator acc = accumulator(Map.of());
+    append(acc, "t", 0, bytes(5000, 1));
+    assertEquals(1, wakeups.get());
+    List<ProducerBatch> batches = acc.drain().batches();
+    assertEquals(1, batches.size());
+    assertEquals(1, batches.get(0).recordCount());
+    assertTrue(batches.get(0).close().length > 5000);
+  }
+
+  @Test
+  void abortOnNewBatchAppendsNothingWhenANewBatchWouldBeNeeded() {
+    RecordAccumulator acc = accumulator(Map.of());
+    byte[] value = bytes(10, 1);
+    int size = RecordBatchBuilder.estimateSizeInBytes(null, value, null);
+    assertNull(acc.append("t", 0, 1L, null, value, null, size, true), "no open batch yet");
+    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, false));
+    acc.reserve(size, 0);
+    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, true), "the open batch has room");
+  }
+
+  @Test
+  void atMostMaxInFlightBatchesPerPartition() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 2));
+    for (int i = 0; i < 40; i++) {
+      append(acc, "t", 0, bytes(100, i)); // several full batches
+      append(acc, "u", 3, bytes(100, i));
+    }
+    List<ProducerBatch> first = acc.drain().batches();
+    assertEquals(4, first.size(), "two per partition");
+    assertTrue(acc.drain().batches().isEmpty(), "no slot free");
+    ProducerBatch t0 = first.stream().filter(b -> b.topic.equals("t")).findFirst().orElseThrow();
+    acc.onSuccess(t0, 0L, -1L);
+    List<ProducerBatch> next = acc.drain().batches();
+    assertEquals(1, next.size());
+    assertEquals("t", next.get(0).topic);
+    assertEquals(t0.sequence + 2, next.get(0).sequence, "in order");
+  }
+
+  @Test
+  void aRetriableFailureIsRetriedAfterBackoffBeforeAnyNewerBatch() {
+    RecordAccumulator acc = accumulator(Map.of());
+    for (int i = 0; i < 40; i++) {
+      append(acc, "t", 0, bytes(100, i));
+    }
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertEquals(4, inFlight.size(), "the four full batches; the open one lingers");
+    ProducerBatch b0 = inFlight.get(0);
+    ProducerBatch b1 = inFlight.get(1);
+    TributaryException notLeader = new TributaryException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved");
+    assertTrue(acc.onFailure(b1, notLeader));
+    assertTrue(acc.onFailure(b0, notLeader));
+    acc.onSuccess(inFlight.get(2), 20L, -1L);
+    acc.onSuccess(inFlight.get(3), 30L, -1L);
+    clock.addAndGet(50);
+    RecordAccumulator.Drained waiting = acc.drain();
+    assertTrue(waiting.batches().isEmpty(), "backoff");
+    assertEquals(clock.get() + 50, waiting.nextDeadlineMs());
+
+    clock.addAndGet(50);
+    assertEquals(List.of(b0), acc.drain().batches(), "oldest retry first, alone");
+    assertTrue(acc.drain().batches().isEmpty(), "one at a time while retrying");
+    acc.onSuccess(b0, 40L, -1L);
+    assertEquals(List.of(b1), acc.drain().batches());
+    acc.onSuccess(b1, 50L, -1L);
+    clock.addAndGet(10);
+    List<ProducerBatch> rest = acc.drain().batches();
+    assertEquals(1, rest.size(), "the lingering batch, now that retries are done");
+    assertTrue(rest.get(0).sequence > b1.sequence);
+  }
+
+  @Test
+  void nonRetriableErrorsFailEveryRecordOfTheBatch() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0));
+    CompletableFuture<RecordMetadata> f1 = append(acc, "t", 0, bytes(10, 1));
+    CompletableFuture<RecordMetadata> f2 = append(acc, "t", 0, bytes(10, 2));
+    ProducerBatch batch = acc.drain().batches().get(0);
+    TributaryException tooLarge = new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "too big");
+    assertFalse(acc.onFailure(batch, tooLarge));
+    assertSame(tooLarge, cause(f1));
+    assertSame(tooLarge, cause(f2));
+    assertFalse(acc.hasIncomplete());
+  }
+
+  @Test
+  void retriesAreBoundedByTheRetriesSetting() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0, ClientConfig.RETRIES, 1));
+    CompletableFuture<RecordMetadata> f = append(acc, "t", 0, bytes(10, 1));
+    ProducerBatch batch = acc.drain().batches().get(0);
+    TributaryException timeout = new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "slow");
+    assertTrue(acc.onFailure(batch, timeout));
+    clock.addAndGet(100);
+    assertEquals(List.of(batch), acc.drain().batches());
+    assertFalse(acc.onFailure(batch, timeout));
+    assertSame(timeout, cause(f));
+  }
+
+  @Test
+  void queuedBatchesExpireAfterDeliveryTimeout() {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.LINGER_MS, 0, ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
+    append(acc, "t", 0, bytes(10, 1));
+    ProducerBatch first = acc.drain().batches().get(0);
+    clock.addAndGet(1);
+    CompletableFuture<RecordMetadata> queued = append(acc, "t", 0, bytes(10, 2));
+    assertTrue(acc.drain().batches().isEmpty(), "blocked behind the in-flight batch");
+    clock.addAndGet(5000);
+    assertTrue(acc.drain().batches().isEmpty());
+    TributaryException e = cause(queued);
+    assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode());
+    assertTrue(e.getMessage().contains("delivery.timeout.ms"), e.getMessage());
+    assertTrue(acc.hasIncomplete(), "the in-flight batch waits for its answer");
+    assertFalse(acc.onFailure(first, new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer")));
+    assertFalse(acc.hasIncomplete());
+  }
+
+  @Test
+  void aRetriableFailureAfterDeliveryTimeoutFailsWithRequestTimedOut() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0));
+    CompletableFuture<RecordMetadata> f = append(acc, "t", 0, bytes(10, 1));
+    ProducerBatch batch = acc.drain().batches().get(0);
+    clock.addAndGet(6000);
+    assertFalse(acc.onFailure(batch, new TributaryException(ErrorCode.NOT_ENOUGH_REPLICAS, "isr")));
+    TributaryException e = cause(f);
+    assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode());
+    assertTrue(e.getMessage().contains("NOT_ENOUGH_REPLICAS"), e.getMessage());
+  }
+
+  @Test
+  void flushMakesLingeringBatchesReady() {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.LINGER_MS, 60_000, ClientConfig.DELIVERY_TIMEOUT_MS, 120_000));
+    append(acc, "t", 0, bytes(10, 1));
+    assertTrue(acc.drain().batches().isEmpty());
+    acc.beginFlush();
+    assertEquals(1, acc.drain().batches().size());
+    acc.endFlush();
+  }
+
+  @Test
+  void bufferMemoryIsReservedPerRecordAndReleasedWhenTheBatchCompletes() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.BUFFER_MEMORY, 300, ClientConfig.LINGER_MS, 0));
+    append(acc, "t", 0, bytes(100, 1));
+    append(acc, "t", 0, bytes(100, 2));
+    int free = acc.availableMemory();
+    assertTrue(free < 100, "free " + free);
+    TributaryException e = assertThrows(TributaryException.class, () -> acc.reserve(108, 20));
+    assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode());
+    assertTrue(e.getMessage().contains("buffer.memory"), e.getMessage());
+    ProducerBatch batch = acc.drain().batches().get(0);
+    acc.onSuccess(batch, 0L, -1L);
+    assertEquals(300, acc.availableMemory());
+    acc.reserve(108, 0);
+  }
+
+  @Test
+  void awaitIncompleteWaitsForEveryBatchAndAbortAllFailsThem() throws Exception {
+    RecordAccumulator acc = accumulator(Map.of());
+    CompletableFuture<RecordMetadata> queued = append(acc, "t", 0, bytes(10, 1));
+    CompletableFuture<RecordMetadata> other = append(acc, "u", 1, bytes(10, 1));
+    acc.beginClose();
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertEquals(2, inFlight.size(), "closing makes every batch ready");
+    assertFalse(acc.awaitIncomplete(10));
+    acc.onSuccess(inFlight.get(0), 7L, -1L);
+    TributaryException closed = new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "closed");
+    acc.abortAll(closed);
+    assertTrue(acc.awaitIncomplete(10));
+    long succeeded = List.of(queued, other).stream().filter(f -> !f.isCompletedExceptionally()).count();
+    assertEquals(1, succeeded);
+    // an answer that arrives after the abort changes nothing
+    acc.onSuccess(inFlight.get(1), 9L, -1L);
+    assertFalse(acc.hasIncomplete());
+  }
+
+  @Test
+  void logAppendTimeFromTheBrokerReplacesRecordTimestamps() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0));
+    CompletableFuture<RecordMetadata> f = append(acc, "t", 0, "v".getBytes(StandardCharsets.UTF_8));
+    acc.onSuccess(acc.drain().batches().get(0), 5L, 999L);
+    assertEquals(999L, f.join().timestamp());
+  }
+
+  private static TributaryException cause(CompletableFuture<RecordMetadata> f) {
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    return (TributaryException) e.getCause();
+  }
+}

@@ -1,0 +1,124 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.broker.BrokerNode;
+import io.tributary.broker.TestNodes;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.record.Murmur2;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The client library over Artery against a real single-node broker in the same JVM. */
+class RemoteClientTest {
+
+  private static BrokerNode node;
+  private static TributaryClient client;
+
+  @BeforeAll
+  static void start() {
+    node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    int port = node.system().address().getPort().get();
+    client = TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000));
+  }
+
+  @AfterAll
+  static void stop() {
+    if (client != null) {
+      client.close();
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  @Test
+  void produceAndConsumeOverRemoting() throws Exception {
+    try (Admin admin = client.admin()) {
+      admin.createTopic("remote", 3, (short) 1, Map.of());
+      assertTrue(admin.listTopics().contains("remote"));
+      TributaryException e =
+          assertThrows(
+              TributaryException.class, () -> admin.createTopic("remote", 3, (short) 1, Map.of()));
+      assertEquals(ErrorCode.TOPIC_ALREADY_EXISTS, e.errorCode());
+    }
+    List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+    try (Producer<String, String> producer =
+        client.producer(Map.of(ClientConfig.ACKS, "all"), Serializer.string(), Serializer.string())) {
+      for (int i = 0; i < 2000; i++) {
+        sent.add(producer.send(new ProducerRecord<>("remote", "key-" + (i % 10), "value-" + i)));
+      }
+      producer.flush();
+    }
+    Map<Integer, Long> next = new HashMap<>();
+    for (int i = 0; i < sent.size(); i++) {
+      RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
+      int want = Murmur2.partitionForKey(("key-" + (i % 10)).getBytes(StandardCharsets.UTF_8), 3);
+      assertEquals(want, m.partition());
+      long offset = next.getOrDefault(want, 0L);
+      assertEquals(offset, m.offset());
+      next.put(want, offset + 1);
+    }
+
+    try (Consumer<String, String> consumer =
+        client.consumer(
+            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
+      consumer.assign(
+          List.of(
+              new TopicPartition("remote", 0), new TopicPartition("remote", 1), new TopicPartition("remote", 2)));
+      Map<Integer, Long> read = new HashMap<>();
+      int total = 0;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (total < 2000 && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+          long want = read.getOrDefault(r.partition(), 0L);
+          assertEquals(want, r.offset());
+          read.put(r.partition(), want + 1);
+          total++;
+        }
+      }
+      assertEquals(2000, total);
+      assertEquals(next, read);
+    }
+  }
+
+  @Test
+  void acksZeroRecordsArrive() throws Exception {
+    try (Admin admin = client.admin()) {
+      admin.createTopic("fire-and-forget", 1, (short) 1, Map.of());
+    }
+    try (Producer<String, String> producer =
+        client.producer(Map.of(ClientConfig.ACKS, "0"), Serializer.string(), Serializer.string())) {
+      for (int i = 0; i < 500; i++) {
+        assertEquals(
+            -1L,
+            producer
+                .send(new ProducerRecord<>("fire-and-forget", "v" + i))
+                .toCompletableFuture()
+                .get(30, TimeUnit.SECONDS)
+                .offset());
+      }
+    }
+    TopicPartition tp = new TopicPartition("fire-and-forget", 0);
+    try (Consumer<String, String> consumer =
+        client.consumer(Map.of(), Deserializer.string(), Deserializer.string())) {
+      consumer.assign(List.of(tp));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (consumer.endOffsets(List.of(tp)).get(tp) < 500 && System.nanoTime() < deadline) {
+        Thread.sleep(20); // acks=0 gives nothing to wait on: poll the high watermark
+      }
+      assertEquals(500L, consumer.endOffsets(List.of(tp)).get(tp));
+    }
+  }
+}

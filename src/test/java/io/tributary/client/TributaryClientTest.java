@@ -1,0 +1,67 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.protocol.ErrorCode;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class TributaryClientTest {
+
+  private static int closedPort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  @Test
+  void connectToAClosedPortFailsWithNetworkException() throws IOException {
+    int port = closedPort();
+    TributaryException e =
+        assertThrows(
+            TributaryException.class,
+            () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "2000")));
+    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+    assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+    assertTrue(e.getMessage().contains("request.timeout.ms=2000"), e.getMessage());
+  }
+
+  @Test
+  void connectWithSeveralClosedPortsNamesThemAll() throws IOException {
+    int a = closedPort();
+    int b = closedPort();
+    TributaryException e =
+        assertThrows(
+            TributaryException.class,
+            () ->
+                TributaryClient.connect(
+                    "127.0.0.1:" + a + ", tributary@127.0.0.1:" + b, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 1000)));
+    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+    assertTrue(e.getMessage().contains("127.0.0.1:" + a) && e.getMessage().contains("127.0.0.1:" + b));
+  }
+
+  @Test
+  void connectRejectsAMalformedServerListBeforeStartingAnything() {
+    assertThrows(IllegalArgumentException.class, () -> TributaryClient.connect("localhost"));
+    assertThrows(IllegalArgumentException.class, () -> TributaryClient.connect(""));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> TributaryClient.connect("127.0.0.1:1", Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "soon")));
+  }
+
+  @Test
+  void clientSystemConfigIsARemoteNonClusterSystemOnLoopback() {
+    var config = TributaryClient.clientSystemConfig();
+    assertEquals("remote", config.getString("akka.actor.provider"));
+    assertEquals("tcp", config.getString("akka.remote.artery.transport"));
+    assertEquals("127.0.0.1", config.getString("akka.remote.artery.canonical.hostname"));
+    assertEquals(0, config.getInt("akka.remote.artery.canonical.port"));
+    assertFalse(config.getBoolean("akka.coordinated-shutdown.exit-jvm"));
+    assertEquals("WARNING", config.getString("akka.loglevel"));
+  }
+}

@@ -1,0 +1,272 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.typed.ActorRef;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The consumer against an in-memory {@link FakeGateway} (no broker). */
+class TributaryConsumerTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+  private static final Duration POLL = Duration.ofSeconds(5);
+
+  @AfterAll
+  static void shutdown() {
+    testKit.shutdownTestKit();
+  }
+
+  private record Setup(FakeGateway fake, TributaryClient client) {}
+
+  private static Setup setup() {
+    FakeGateway fake = new FakeGateway();
+    ActorRef<ClientRequest> gateway = testKit.spawn(fake.behavior());
+    return new Setup(fake, TributaryClient.embedded(testKit.system(), gateway));
+  }
+
+  private static Consumer<String, String> consumer(TributaryClient client, Map<String, Object> config) {
+    return client.consumer(config, Deserializer.string(), Deserializer.string());
+  }
+
+  /** Produces {@code count} values "prefix-i" to one partition, in batches of {@code perBatch}. */
+  private static void produce(TributaryClient client, String topic, int partition, String prefix, int count)
+      throws Exception {
+    try (Producer<String, String> producer =
+        client.producer(Map.of(ClientConfig.BATCH_SIZE, 512), Serializer.string(), Serializer.string())) {
+      for (int i = 0; i < count; i++) {
+        producer.send(new ProducerRecord<>(topic, partition, "k", prefix + "-" + i));
+      }
+      producer.flush();
+    }
+  }
+
+  /** Polls until {@code count} records arrived (bounded). */
+  private static List<ConsumerRecord<String, String>> pollFor(Consumer<String, String> consumer, int count) {
+    List<ConsumerRecord<String, String>> out = new ArrayList<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (out.size() < count && System.nanoTime() < deadline) {
+      out.addAll(consumer.poll(Duration.ofMillis(200)));
+    }
+    return out;
+  }
+
+  @Test
+  void readsEveryRecordOnceInOffsetOrderFromTheBeginning() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("read", 2);
+    try (TributaryClient client = s.client()) {
+      produce(client, "read", 0, "a", 300);
+      produce(client, "read", 1, "b", 200);
+      Consumer<String, String> consumer =
+          consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest", ClientConfig.MAX_POLL_RECORDS, 64));
+      consumer.assign(List.of(new TopicPartition("read", 0), new TopicPartition("read", 1)));
+      Map<Integer, Long> next = new HashMap<>();
+      int total = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (total < 500 && System.nanoTime() < deadline) {
+        List<ConsumerRecord<String, String>> records = consumer.poll(Duration.ofMillis(200));
+        assertTrue(records.size() <= 64, "max.poll.records");
+        for (ConsumerRecord<String, String> r : records) {
+          long want = next.getOrDefault(r.partition(), 0L);
+          assertEquals(want, r.offset(), "no skip, no repeat");
+          assertEquals((r.partition() == 0 ? "a-" : "b-") + r.offset(), r.value());
+          assertEquals("k", r.key());
+          next.put(r.partition(), want + 1);
+          total++;
+        }
+      }
+      assertEquals(500, total);
+      assertEquals(300L, consumer.position(new TopicPartition("read", 0)));
+      assertEquals(200L, consumer.position(new TopicPartition("read", 1)));
+      assertTrue(consumer.poll(Duration.ofMillis(50)).isEmpty());
+    }
+  }
+
+  @Test
+  void latestStartsAtTheEndAndLongPollsForNewRecords() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("tail", 1);
+    TopicPartition tp = new TopicPartition("tail", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "tail", 0, "old", 10);
+      Consumer<String, String> consumer = consumer(client, Map.of());
+      consumer.assign(List.of(tp));
+      assertEquals(10L, consumer.position(tp));
+      assertTrue(consumer.poll(Duration.ofMillis(100)).isEmpty());
+      produce(client, "tail", 0, "new", 3);
+      List<ConsumerRecord<String, String>> records = pollFor(consumer, 3);
+      assertEquals(List.of("new-0", "new-1", "new-2"), records.stream().map(ConsumerRecord::value).toList());
+      assertEquals(10L, records.get(0).offset());
+    }
+  }
+
+  @Test
+  void seekRewindsAndSeekToBeginningAndEndMoveThePosition() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("seek", 1);
+    TopicPartition tp = new TopicPartition("seek", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "seek", 0, "v", 50);
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      consumer.assign(List.of(tp));
+      assertEquals(50, pollFor(consumer, 50).size());
+      consumer.seek(tp, 45);
+      List<ConsumerRecord<String, String>> tail = pollFor(consumer, 5);
+      assertEquals(45L, tail.get(0).offset());
+      assertEquals(5, tail.size());
+      consumer.seekToBeginning(List.of(tp));
+      assertEquals(0L, consumer.position(tp));
+      assertEquals(0L, pollFor(consumer, 1).get(0).offset());
+      consumer.seekToEnd(List.of());
+      assertEquals(50L, consumer.position(tp));
+      assertEquals(Map.of(tp, 0L), consumer.beginningOffsets(List.of(tp)));
+      assertEquals(Map.of(tp, 50L), consumer.endOffsets(List.of(tp)));
+    }
+  }
+
+  @Test
+  void recordsBeyondMaxPollRecordsAreKeptForTheNextPollWithoutRefetching() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("buffered", 1);
+    TopicPartition tp = new TopicPartition("buffered", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "buffered", 0, "v", 100);
+      Consumer<String, String> consumer =
+          consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest", ClientConfig.MAX_POLL_RECORDS, 10));
+      consumer.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> first = pollFor(consumer, 1);
+      assertEquals(10, first.size());
+      long fetches = s.fake().countOf(FetchRequest.class);
+      List<ConsumerRecord<String, String>> second = consumer.poll(Duration.ZERO);
+      assertEquals(10, second.size());
+      assertEquals(10L, second.get(0).offset());
+      assertEquals(fetches, s.fake().countOf(FetchRequest.class), "served from the buffer");
+    }
+  }
+
+  @Test
+  void autoOffsetResetNoneThrowsWithoutAPosition() {
+    Setup s = setup();
+    s.fake().createTopic("none", 1);
+    TopicPartition tp = new TopicPartition("none", 0);
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "none"));
+      consumer.assign(List.of(tp));
+      TributaryException e = assertThrows(TributaryException.class, () -> consumer.poll(POLL));
+      assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, e.errorCode());
+      assertTrue(e.getMessage().contains("auto.offset.reset=none"), e.getMessage());
+      assertThrows(TributaryException.class, () -> consumer.position(tp));
+      consumer.seek(tp, 0);
+      assertTrue(consumer.poll(Duration.ofMillis(50)).isEmpty());
+    }
+  }
+
+  @Test
+  void anOutOfRangePositionIsResetPerAutoOffsetReset() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("oor", 1);
+    TopicPartition tp = new TopicPartition("oor", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "oor", 0, "v", 20);
+      Consumer<String, String> earliest = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      earliest.assign(List.of(tp));
+      earliest.seek(tp, 1000);
+      List<ConsumerRecord<String, String>> records = pollFor(earliest, 20);
+      assertEquals(0L, records.get(0).offset());
+
+      Consumer<String, String> none = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "none"));
+      none.assign(List.of(tp));
+      none.seek(tp, 1000);
+      TributaryException e = assertThrows(TributaryException.class, () -> none.poll(POLL));
+      assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, e.errorCode());
+    }
+  }
+
+  @Test
+  void aPositionBelowTheLogStartIsResetToTheNewStart() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("retained", 1);
+    TopicPartition tp = new TopicPartition("retained", 0);
+    try (TributaryClient client = s.client()) {
+      for (int i = 0; i < 4; i++) {
+        produce(client, "retained", 0, "b" + i, 5);
+      }
+      s.fake().truncateBefore("retained", 0, 10);
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      consumer.assign(List.of(tp));
+      consumer.seek(tp, 0);
+      List<ConsumerRecord<String, String>> records = pollFor(consumer, 10);
+      assertEquals(10L, records.get(0).offset());
+      assertEquals(10, records.size());
+    }
+  }
+
+  @Test
+  void aFetchAnsweredAfterASeekIsDiscarded() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("epoch", 1);
+    TopicPartition tp = new TopicPartition("epoch", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "epoch", 0, "v", 30);
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      consumer.assign(List.of(tp));
+      consumer.seek(tp, 0);
+      // sends a fetch from 0 and returns before handling its answer
+      assertTrue(consumer.poll(Duration.ZERO).isEmpty());
+      consumer.seek(tp, 25);
+      List<ConsumerRecord<String, String>> records = pollFor(consumer, 5);
+      assertEquals(List.of(25L, 26L, 27L, 28L, 29L), records.stream().map(ConsumerRecord::offset).toList());
+    }
+  }
+
+  @Test
+  void pollOnAMissingTopicThrowsUnknownTopicAfterRetryingForTheTimeout() {
+    Setup s = setup();
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer =
+          consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest", ClientConfig.RETRY_BACKOFF_MS, 20));
+      consumer.assign(List.of(new TopicPartition("ghost", 0)));
+      TributaryException e = assertThrows(TributaryException.class, () -> consumer.poll(Duration.ofMillis(300)));
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, e.errorCode());
+      assertTrue(e.getMessage().contains("ghost"), e.getMessage());
+    }
+  }
+
+  @Test
+  void assignmentRulesFollowKafka() {
+    Setup s = setup();
+    s.fake().createTopic("rules", 2);
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, Map.of());
+      assertThrows(IllegalStateException.class, () -> consumer.poll(Duration.ZERO));
+      TopicPartition p0 = new TopicPartition("rules", 0);
+      TopicPartition p1 = new TopicPartition("rules", 1);
+      consumer.assign(List.of(p0, p1));
+      assertEquals(Set.of(p0, p1), consumer.assignment());
+      consumer.seek(p1, 0);
+      consumer.assign(List.of(p1));
+      assertEquals(Set.of(p1), consumer.assignment());
+      assertEquals(0L, consumer.position(p1), "kept partitions keep their position");
+      assertThrows(IllegalStateException.class, () -> consumer.seek(p0, 0));
+      assertThrows(IllegalArgumentException.class, () -> consumer.seek(p1, -1));
+      assertThrows(IllegalArgumentException.class, () -> consumer.assign(null));
+      assertEquals(2, consumer.partitionsFor("rules"));
+      consumer.close();
+      assertThrows(IllegalStateException.class, () -> consumer.poll(Duration.ZERO));
+      consumer.close();
+    }
+  }
+}

@@ -1,0 +1,337 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.typed.ActorRef;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.record.Murmur2;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The producer against an in-memory {@link FakeGateway} (no broker). */
+class TributaryProducerTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+
+  @AfterAll
+  static void shutdown() {
+    testKit.shutdownTestKit();
+  }
+
+  private record Setup(FakeGateway fake, TributaryClient client) {}
+
+  private static Setup setup() {
+    FakeGateway fake = new FakeGateway();
+    ActorRef<ClientRequest> gateway = testKit.spawn(fake.behavior());
+    return new Setup(fake, TributaryClient.embedded(testKit.system(), gateway));
+  }
+
+  private static Producer<String, String> producer(TributaryClient client, Map<String, Object> config) {
+    return client.producer(config, Serializer.string(), Serializer.string());
+  }
+
+  private static RecordMetadata get(CompletionStage<RecordMetadata> stage) throws Exception {
+    return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static TributaryException failure(CompletionStage<RecordMetadata> stage) {
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> stage.toCompletableFuture().get(30, TimeUnit.SECONDS));
+    return (TributaryException) e.getCause();
+  }
+
+  @Test
+  void keyedRecordsGetDenseOffsetsInTheirKeysPartition() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("keyed", 3);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of())) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int i = 0; i < 3000; i++) {
+        sent.add(producer.send(new ProducerRecord<>("keyed", "k" + (i % 17), "v" + i)));
+      }
+      producer.flush();
+      Map<Integer, Long> nextOffset = new HashMap<>();
+      Map<Integer, List<String>> expected = new HashMap<>();
+      for (int i = 0; i < sent.size(); i++) {
+        CompletableFuture<RecordMetadata> f = sent.get(i).toCompletableFuture();
+        assertTrue(f.isDone(), "flush waited for record " + i);
+        RecordMetadata m = f.join();
+        int p = Murmur2.partitionForKey(("k" + (i % 17)).getBytes(StandardCharsets.UTF_8), 3);
+        assertEquals(p, m.partition());
+        long want = nextOffset.getOrDefault(p, 0L);
+        assertEquals(want, m.offset(), "offsets are dense and in send order");
+        nextOffset.put(p, want + 1);
+        expected.computeIfAbsent(p, x -> new ArrayList<>()).add("v" + i);
+        assertEquals(("k" + (i % 17)).length(), m.serializedKeySize());
+        assertEquals(("v" + i).length(), m.serializedValueSize());
+      }
+      for (int p = 0; p < 3; p++) {
+        assertEquals(expected.getOrDefault(p, List.of()), s.fake().values("keyed", p));
+      }
+    }
+  }
+
+  @Test
+  void unkeyedRecordsAreBatchedStickilyAndSpreadOverPartitions() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("sticky", 4);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.BATCH_SIZE, 2048))) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int i = 0; i < 2000; i++) {
+        sent.add(producer.send(new ProducerRecord<>("sticky", "value-" + i)));
+      }
+      producer.flush();
+      int[] perPartition = new int[4];
+      for (CompletionStage<RecordMetadata> f : sent) {
+        perPartition[get(f).partition()]++;
+      }
+      int used = 0;
+      for (int n : perPartition) {
+        used += n > 0 ? 1 : 0;
+      }
+      assertTrue(used >= 2, "sticky partitioning moves on after each batch");
+      long requests = s.fake().countOf(ProduceRequest.class);
+      assertTrue(requests < 200, "records were batched: " + requests + " requests for 2000 records");
+    }
+  }
+
+  @Test
+  void explicitPartitionIsUsedAndAnUnknownOneFails() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("explicit", 2);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.MAX_BLOCK_MS, 500))) {
+      assertEquals(1, get(producer.send(new ProducerRecord<>("explicit", 1, "k", "v"))).partition());
+      TributaryException e = failure(producer.send(new ProducerRecord<>("explicit", 2, "k", "v")));
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, e.errorCode());
+      assertEquals(2, producer.partitionsFor("explicit"));
+    }
+  }
+
+  @Test
+  void anUnknownTopicFailsAfterMaxBlockMs() {
+    Setup s = setup();
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.MAX_BLOCK_MS, 300))) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("missing", "v")));
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, e.errorCode());
+      assertTrue(e.getMessage().contains("missing"), e.getMessage());
+      assertTrue(s.fake().countOf(AdminRequest.DescribeTopics.class) >= 2, "metadata was retried");
+    }
+  }
+
+  @Test
+  void aTopicCreatedWhileSendWaitsIsFound() throws Exception {
+    Setup s = setup();
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of())) {
+      CompletableFuture<CompletionStage<RecordMetadata>> sending =
+          CompletableFuture.supplyAsync(() -> producer.send(new ProducerRecord<>("later", "v")));
+      while (s.fake().countOf(AdminRequest.DescribeTopics.class) == 0) {
+        Thread.onSpinWait();
+      }
+      s.fake().createTopic("later", 1);
+      assertEquals(0L, get(sending.get(30, TimeUnit.SECONDS)).offset());
+    }
+  }
+
+  @Test
+  void anInvalidTopicNameFailsWithoutAskingTheBroker() {
+    Setup s = setup();
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of())) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("bad topic!", "v")));
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, e.errorCode());
+      assertEquals(0, s.fake().received.size());
+    }
+  }
+
+  @Test
+  void aRecordAboveMaxRequestSizeFailsAtOnce() {
+    Setup s = setup();
+    s.fake().createTopic("big", 1);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.MAX_REQUEST_SIZE, 1000))) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("big", "x".repeat(1000))));
+      assertEquals(ErrorCode.MESSAGE_TOO_LARGE, e.errorCode());
+      assertEquals(0, s.fake().countOf(ProduceRequest.class));
+    }
+  }
+
+  @Test
+  void retriableErrorsAreRetriedAndOrderIsKeptWithOneInFlight() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("retry", 1);
+    s.fake().produceFaults.add(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    s.fake().produceFaults.add(ErrorCode.LEADER_NOT_AVAILABLE);
+    s.fake().produceFaults.add(ErrorCode.NOT_ENOUGH_REPLICAS);
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1,
+            ClientConfig.RETRY_BACKOFF_MS, 10,
+            ClientConfig.BATCH_SIZE, 200,
+            ClientConfig.LINGER_MS, 0);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        values.add("value-" + i);
+        sent.add(producer.send(new ProducerRecord<>("retry", 0, null, "value-" + i)));
+      }
+      producer.flush();
+      for (int i = 0; i < sent.size(); i++) {
+        assertEquals(i, get(sent.get(i)).offset());
+      }
+      assertEquals(values, s.fake().values("retry", 0));
+      assertTrue(s.fake().produceFaults.isEmpty());
+    }
+  }
+
+  @Test
+  void aLostAnswerIsRetriedAfterRequestTimeoutAndMayDuplicate() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("lost", 1);
+    s.fake().dropProduceReplies.set(1);
+    Map<String, Object> config =
+        Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 300, ClientConfig.RETRY_BACKOFF_MS, 10, ClientConfig.LINGER_MS, 0);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      RecordMetadata m = get(producer.send(new ProducerRecord<>("lost", "once")));
+      assertEquals(1L, m.offset(), "the retry was appended after the unanswered first attempt");
+      assertEquals(List.of("once", "once"), s.fake().values("lost", 0));
+    }
+  }
+
+  @Test
+  void nonRetriableErrorsFailTheRecords() {
+    Setup s = setup();
+    s.fake().createTopic("fatal", 1);
+    s.fake().produceFaults.add(ErrorCode.INVALID_RECORD);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of())) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("fatal", "v")));
+      assertEquals(ErrorCode.INVALID_RECORD, e.errorCode());
+    }
+  }
+
+  @Test
+  void acksZeroCompletesWithOffsetMinusOne() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("fire", 1);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.ACKS, "0"))) {
+      RecordMetadata m = get(producer.send(new ProducerRecord<>("fire", "k", "v")));
+      assertEquals(-1L, m.offset());
+      assertEquals(1, m.serializedKeySize());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (s.fake().countOf(ProduceRequest.class) == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5); // the request is on its way: acks=0 does not wait for it
+      }
+      ProduceRequest request =
+          (ProduceRequest)
+              s.fake().received.stream().filter(r -> r instanceof ProduceRequest).findFirst().orElseThrow();
+      assertEquals(0, request.acks());
+      assertEquals(null, request.replyTo());
+    }
+  }
+
+  @Test
+  void flushSendsLingeringRecordsAtOnce() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("linger", 1);
+    Map<String, Object> config = Map.of(ClientConfig.LINGER_MS, 600_000, ClientConfig.DELIVERY_TIMEOUT_MS, 700_000);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      CompletionStage<RecordMetadata> f = producer.send(new ProducerRecord<>("linger", "v"));
+      producer.flush();
+      assertTrue(f.toCompletableFuture().isDone());
+      assertEquals(0L, get(f).offset());
+    }
+  }
+
+  @Test
+  void closeFailsWhatTheBrokerDidNotAcknowledgeInTime() {
+    Setup s = setup();
+    s.fake().createTopic("hole", 1);
+    s.fake().blackholeProduce = true;
+    TributaryClient client = s.client();
+    Producer<String, String> producer = producer(client, Map.of());
+    CompletionStage<RecordMetadata> f = producer.send(new ProducerRecord<>("hole", "v"));
+    producer.close(Duration.ofMillis(200));
+    assertEquals(ErrorCode.REQUEST_TIMED_OUT, failure(f).errorCode());
+    TributaryException e =
+        assertThrows(TributaryException.class, () -> producer.send(new ProducerRecord<>("hole", "v")));
+    assertEquals(ErrorCode.INVALID_REQUEST, e.errorCode());
+    client.close();
+  }
+
+  @Test
+  void bufferMemoryFullBlocksSendThenThrows() {
+    Setup s = setup();
+    s.fake().createTopic("full", 1);
+    s.fake().blackholeProduce = true;
+    Map<String, Object> config =
+        Map.of(ClientConfig.BUFFER_MEMORY, 1000, ClientConfig.MAX_BLOCK_MS, 200, ClientConfig.LINGER_MS, 0);
+    try (TributaryClient client = s.client()) {
+      Producer<String, String> producer = producer(client, config);
+      TributaryException e =
+          assertThrows(
+              TributaryException.class,
+              () -> {
+                for (int i = 0; i < 100; i++) {
+                  producer.send(new ProducerRecord<>("full", "x".repeat(100)));
+                }
+              });
+      assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode());
+      assertTrue(e.getMessage().contains("buffer.memory"), e.getMessage());
+      producer.close(Duration.ZERO);
+    }
+  }
+
+  @Test
+  void callbacksRunOnTheSenderThreadWhereFlushIsRefusedButSendWorks() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("cb", 1);
+    Map<String, Object> config = Map.of(ClientConfig.LINGER_MS, 600_000, ClientConfig.DELIVERY_TIMEOUT_MS, 700_000);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      CompletableFuture<Throwable> flushFailure = new CompletableFuture<>();
+      CompletableFuture<CompletionStage<RecordMetadata>> second = new CompletableFuture<>();
+      producer
+          .send(new ProducerRecord<>("cb", "first"))
+          .whenComplete(
+              (m, e) -> {
+                try {
+                  producer.flush();
+                  flushFailure.complete(null);
+                } catch (Throwable t) {
+                  flushFailure.complete(t);
+                }
+                second.complete(producer.send(new ProducerRecord<>("cb", "second")));
+              });
+      producer.flush(); // the first record lingers until now; its callback runs before flush returns
+      assertTrue(flushFailure.get(30, TimeUnit.SECONDS) instanceof IllegalStateException);
+      producer.flush();
+      assertEquals(1L, get(second.get(30, TimeUnit.SECONDS)).offset());
+    }
+  }
+}
