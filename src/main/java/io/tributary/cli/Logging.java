@@ -43,6 +43,9 @@ public final class Logging {
     setIfAbsent("akka.stdout-loglevel", "OFF");
     setIfAbsent("akka.loggers.0", "akka.event.slf4j.Slf4jLogger");
     setIfAbsent("akka.logging-filter", "akka.event.slf4j.Slf4jLoggingFilter");
+    // Initialize SLF4J now, on this thread: if Akka's threads were first, SLF4J would print "replaying intercepted
+    // logging calls" warnings on stderr.
+    LoggerFactory.getILoggerFactory();
     managed = true;
   }
 

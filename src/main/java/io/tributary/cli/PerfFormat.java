@@ -1,0 +1,78 @@
+package io.tributary.cli;
+
+import java.text.SimpleDateFormat;
+import java.util.Date;
+import java.util.Locale;
+import java.util.TimeZone;
+
+/**
+ * The lines the perf tools print, in exactly the formats of Kafka's {@code ProducerPerformance} and
+ * {@code ConsumerPerformance}, so the two tools' outputs can be put side by side (and parsed by the same scripts).
+ * Numbers always use {@code .} as decimal point ({@link Locale#ROOT}). Pure functions.
+ */
+final class PerfFormat {
+  /** Kafka's ConsumerPerformance header (without detailed stats). */
+  static final String CONSUMER_HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg,"
+      + " nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec";
+
+  /** Kafka's ConsumerPerformance date format. */
+  static final String CONSUMER_DATE_FORMAT = "yyyy-MM-dd HH:mm:ss:SSS";
+
+  private static final double MB = 1024.0 * 1024.0;
+
+  private PerfFormat() {}
+
+  /**
+   * Kafka's ProducerPerformance window line: {@code %d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg
+   * latency, %.1f ms max latency.}
+   */
+  static String producerWindow(long count, long bytes, long elapsedMs, long totalLatencyMs, int maxLatencyMs) {
+    double recsPerSec = 1000.0 * count / (double) elapsedMs;
+    double mbPerSec = 1000.0 * bytes / (double) elapsedMs / MB;
+    return String.format(Locale.ROOT,
+        "%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency.",
+        count, recsPerSec, mbPerSec, totalLatencyMs / (double) count, (double) maxLatencyMs);
+  }
+
+  /**
+   * Kafka's ProducerPerformance total line: {@code %d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency,
+   * %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.}
+   *
+   * @param percentiles latencies at the 50th, 95th, 99th and 99.9th percentile, ms
+   */
+  static String producerTotal(
+      long count, long bytes, long elapsedMs, long totalLatencyMs, int maxLatencyMs, int[] percentiles) {
+    double recsPerSec = 1000.0 * count / (double) elapsedMs;
+    double mbPerSec = 1000.0 * bytes / (double) elapsedMs / MB;
+    return String.format(Locale.ROOT,
+        "%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency,"
+            + " %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.",
+        count, recsPerSec, mbPerSec, totalLatencyMs / (double) count, (double) maxLatencyMs,
+        percentiles[0], percentiles[1], percentiles[2], percentiles[3]);
+  }
+
+  /**
+   * Kafka's ConsumerPerformance result line: {@code %s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f} with start and
+   * end time as {@value #CONSUMER_DATE_FORMAT} in {@code zone}, MB consumed, MB/s, messages, messages/s, rebalance
+   * time (ms), fetch time (ms: elapsed minus rebalance time), fetch MB/s and fetch messages/s.
+   */
+  static String consumerLine(
+      long startMs, long endMs, long bytes, long messages, long rebalanceTimeMs, TimeZone zone) {
+    SimpleDateFormat dates = new SimpleDateFormat(CONSUMER_DATE_FORMAT, Locale.ROOT);
+    dates.setTimeZone(zone);
+    double elapsedSec = (endMs - startMs) / 1_000.0;
+    long fetchTimeMs = (endMs - startMs) - rebalanceTimeMs;
+    double totalMb = bytes * 1.0 / MB;
+    return String.format(Locale.ROOT, "%s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f",
+        dates.format(new Date(startMs)),
+        dates.format(new Date(endMs)),
+        totalMb,
+        totalMb / elapsedSec,
+        messages,
+        messages / elapsedSec,
+        rebalanceTimeMs,
+        fetchTimeMs,
+        totalMb / (fetchTimeMs / 1000.0),
+        messages / (fetchTimeMs / 1000.0));
+  }
+}

@@ -1,0 +1,169 @@
+package io.tributary.cli;
+
+import io.tributary.client.Producer;
+import io.tributary.client.ProducerRecord;
+import io.tributary.client.Serializer;
+import io.tributary.client.TributaryClient;
+import java.io.PrintWriter;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code tributary perf produce}: Kafka's {@code ProducerPerformance}. Sends {@code --num-records} records of
+ * {@code --record-size} bytes without key (the producer's sticky partitioning spreads them), optionally throttled to
+ * {@code --throughput} records/s, and prints Kafka's window line every 5 s and its total line at the end. The payload
+ * is Kafka's: {@code --record-size} random uppercase letters from a generator with the fixed seed 0, the same for every
+ * record. Latency is send → acknowledgement of each record. Exit 1 if any record was not acknowledged.
+ */
+@Command(
+    name = "produce",
+    description = "Producer throughput and latency (as Kafka's kafka-producer-perf-test).")
+final class PerfProduceCommand implements Callable<Integer> {
+  /** How often a window line is printed, ms (Kafka's ProducerPerformance: 5000). */
+  static final long REPORTING_INTERVAL_MS = 5000;
+
+  @Mixin BootstrapOption bootstrap;
+
+  @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "The topic to send to.")
+  String topic;
+
+  @Option(names = "--num-records", required = true, paramLabel = "N", description = "Records to send.")
+  long numRecords;
+
+  @Option(names = "--record-size", required = true, paramLabel = "BYTES", description = "Size of each record.")
+  int recordSize;
+
+  @Option(
+      names = "--throughput",
+      required = true,
+      paramLabel = "RECORDS_PER_SEC",
+      description = "Throttle to about this many records/s; -1 for no limit.")
+  long throughput;
+
+  @Option(
+      names = {"--producer-props", "--command-property"},
+      arity = "1..*",
+      paramLabel = "KEY=VALUE",
+      description = "Producer settings, Kafka's names, e.g. acks=1 linger.ms=5 batch.size=65536"
+          + " (--command-property is Kafka 4's name).")
+  Map<String, String> producerProps = new LinkedHashMap<>();
+
+  @Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    CommandLine cl = spec.commandLine();
+    bootstrap.validate(cl);
+    if (numRecords < 1) {
+      throw new CommandLine.ParameterException(cl, "--num-records must be at least 1, was " + numRecords);
+    }
+    if (recordSize < 1) {
+      throw new CommandLine.ParameterException(cl, "--record-size must be at least 1, was " + recordSize);
+    }
+    if (throughput == 0 || throughput < -1) {
+      throw new CommandLine.ParameterException(cl, "--throughput must be positive or -1, was " + throughput);
+    }
+    PrintWriter out = cl.getOut();
+    PrintWriter err = cl.getErr();
+    Map<String, Object> config = new HashMap<>(producerProps);
+    byte[] payload = payload(recordSize);
+
+    AtomicLong failed = new AtomicLong();
+    AtomicReference<Throwable> firstError = new AtomicReference<>();
+    try (TributaryClient client = bootstrap.connect(cl, config)) {
+      BootstrapOption.partitionCount(client, topic); // a missing topic fails at once, before the clock starts
+      Producer<byte[], byte[]> producer = client.producer(config, Serializer.byteArray(), Serializer.byteArray());
+      ProducerPerfStats stats = new ProducerPerfStats(numRecords, REPORTING_INTERVAL_MS, System::currentTimeMillis,
+          line -> {
+            out.println(line);
+            out.flush();
+          });
+      Throttler throttler = new Throttler(throughput, stats.now());
+      for (long i = 0; i < numRecords; i++) {
+        long sendStartMs = stats.now();
+        producer.send(new ProducerRecord<byte[], byte[]>(topic, payload)).whenComplete((md, ex) -> {
+          long now = stats.now();
+          if (ex == null) {
+            stats.record((int) (now - sendStartMs), payload.length, now);
+          } else {
+            failed.incrementAndGet();
+            if (firstError.compareAndSet(null, Main.unwrap(ex))) {
+              err.println("Error: " + Main.message(Main.unwrap(ex)));
+              err.flush();
+            }
+          }
+        });
+        if (throttler.shouldThrottle(i, sendStartMs)) {
+          throttler.throttle();
+        }
+      }
+      producer.flush();
+      out.println(stats.total());
+      out.flush();
+      producer.close();
+    }
+    if (failed.get() > 0) {
+      throw new CliException(failed.get() + " of " + numRecords + " records were not acknowledged; first error: "
+          + Main.message(firstError.get()));
+    }
+    return Main.EXIT_OK;
+  }
+
+  /** Kafka's payload: {@code size} uppercase letters from {@code new SplittableRandom(0)}. */
+  static byte[] payload(int size) {
+    SplittableRandom random = new SplittableRandom(0);
+    byte[] payload = new byte[size];
+    for (int i = 0; i < size; i++) {
+      payload[i] = (byte) (random.nextInt(26) + 65);
+    }
+    return payload;
+  }
+
+  /**
+   * Kafka's {@code ThroughputThrottler}: when the average rate since the start exceeds the target, sleep one
+   * inter-record interval (accumulated until it is worth sleeping). Not thread-safe.
+   */
+  static final class Throttler {
+    private static final long MIN_SLEEP_NS = 2_000_000;
+    private final long targetPerSec;
+    private final long startMs;
+    private final long sleepTimeNs;
+    private long sleepDeficitNs;
+
+    Throttler(long targetPerSec, long startMs) {
+      this.targetPerSec = targetPerSec;
+      this.startMs = startMs;
+      this.sleepTimeNs = targetPerSec > 0 ? 1_000_000_000L / targetPerSec : Long.MAX_VALUE;
+    }
+
+    boolean shouldThrottle(long amountSoFar, long sendStartMs) {
+      if (targetPerSec < 0) {
+        return false;
+      }
+      float elapsedSec = (sendStartMs - startMs) / 1000.f;
+      return elapsedSec > 0 && (amountSoFar / elapsedSec) > targetPerSec;
+    }
+
+    void throttle() {
+      sleepDeficitNs += sleepTimeNs;
+      if (sleepDeficitNs >= MIN_SLEEP_NS) {
+        long deadline = System.nanoTime() + sleepDeficitNs;
+        for (long left = sleepDeficitNs; left > 0; left = deadline - System.nanoTime()) {
+          LockSupport.parkNanos(left);
+        }
+        sleepDeficitNs = 0;
+      }
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.tributary.cli;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import io.tributary.broker.BrokerNode;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+
+/**
+ * {@code tributary server}: runs one broker node in the foreground until SIGTERM or SIGINT, then shuts it down
+ * gracefully (Akka's coordinated shutdown: leave the cluster, close the journals) and exits 0.
+ */
+@Command(
+    name = "server",
+    description = {
+      "Run a broker node in the foreground (as Kafka's kafka-server-start).",
+      "Prints one line on stdout once the node is ready; logs go to <data-dir>/logs/tributary.log (warnings also to"
+          + " stderr). SIGTERM or Ctrl-C shuts it down gracefully and exits 0."
+    })
+final class ServerCommand implements Callable<Integer> {
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "HOCON config file (default: ./application.conf if it exists, else the built-in defaults).")
+  Path config;
+
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
+      description = "Data directory: journals, snapshots, logs (overrides tributary.data-dir; default ./data).")
+  Path dataDir;
+
+  @Option(
+      names = "--port",
+      paramLabel = "N",
+      description = "Port clients and other nodes connect to (overrides akka.remote.artery.canonical.port;"
+          + " default 9092; 0 = any free port).")
+  Integer port;
+
+  @Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    if (port != null && (port < 0 || port > 65535)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--port must be 0..65535, was " + port);
+    }
+    Map<String, Object> overrides = new HashMap<>();
+    if (dataDir != null) {
+      overrides.put("tributary.data-dir", dataDir.toAbsolutePath().normalize().toString());
+    }
+    if (port != null) {
+      overrides.put("akka.remote.artery.canonical.port", port);
+    }
+    Config nodeConfig;
+    try {
+      nodeConfig = BrokerNode.config(config, overrides);
+    } catch (ConfigException e) {
+      throw new CliException("Invalid configuration: " + e.getMessage(), e);
+    }
+    checkPortFree(nodeConfig);
+    Path data = Path.of(nodeConfig.getString("tributary.data-dir"));
+    Path logFile = Logging.useServerLogging(data.resolve("logs"));
+
+    BrokerNode node = BrokerNode.start(nodeConfig);
+    CompletableFuture<String> stopSignal = new CompletableFuture<>();
+    for (String name : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(name), s -> stopSignal.complete("SIG" + s.getName()));
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("Tributary broker started: bootstrap " + node.bootstrapServer() + ", data dir " + data
+        + (logFile == null ? "" : ", log " + logFile));
+    out.flush();
+
+    CompletableFuture.anyOf(stopSignal, node.whenTerminated().toCompletableFuture()).join();
+    if (stopSignal.isDone()) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("Tributary broker stopping (" + stopSignal.join() + ")");
+      err.flush();
+    }
+    node.close();
+    return Main.EXIT_OK;
+  }
+
+  /**
+   * Fails with one clear line when the node's port is taken (Akka would log a bind stack trace and then fail). The
+   * port is free again when this returns; a race with another process is possible but harmless (Akka then fails).
+   */
+  private static void checkPortFree(Config config) {
+    String bindHost = config.getString("akka.remote.artery.bind.hostname");
+    String host = bindHost.isEmpty() ? config.getString("akka.remote.artery.canonical.hostname") : bindHost;
+    String bindPort = config.getString("akka.remote.artery.bind.port");
+    int port = bindPort.isEmpty() ? config.getInt("akka.remote.artery.canonical.port") : Integer.parseInt(bindPort);
+    if (port == 0) {
+      return;
+    }
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.setReuseAddress(true);
+      socket.bind(new InetSocketAddress(host, port));
+    } catch (IOException e) {
+      throw new CliException("Cannot listen on " + host + ":" + port + " (" + e.getMessage()
+          + "); is another broker running? Choose another port with --port", e);
+    }
+  }
+}

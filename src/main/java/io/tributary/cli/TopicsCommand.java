@@ -1,0 +1,221 @@
+package io.tributary.cli;
+
+import io.tributary.client.Admin;
+import io.tributary.client.TributaryClient;
+import io.tributary.client.TributaryException;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.PartitionDescription;
+import io.tributary.protocol.TopicDescription;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code tributary topics}: create, list, describe and delete topics, as Kafka's {@code kafka-topics}. */
+@Command(
+    name = "topics",
+    description = "Create, list, describe or delete topics (as Kafka's kafka-topics).")
+final class TopicsCommand implements Callable<Integer> {
+  @Mixin BootstrapOption bootstrap;
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Action action;
+
+  static final class Action {
+    @Option(names = "--create", required = true, description = "Create a topic (needs --topic).")
+    boolean create;
+
+    @Option(names = "--list", required = true, description = "List topic names, one per line.")
+    boolean list;
+
+    @Option(names = "--describe", required = true, description = "Describe --topic, or every topic.")
+    boolean describe;
+
+    @Option(names = "--delete", required = true, description = "Delete a topic and its records (needs --topic).")
+    boolean delete;
+  }
+
+  @Option(names = "--topic", paramLabel = "TOPIC", description = "The topic name.")
+  String topic;
+
+  @Option(
+      names = "--partitions",
+      paramLabel = "N",
+      description = "Partitions of the new topic (default: the broker's num.partitions).")
+  Integer partitions;
+
+  @Option(
+      names = "--replication-factor",
+      paramLabel = "R",
+      description = "Replicas per partition (default: the broker's default.replication.factor).")
+  Short replicationFactor;
+
+  @Option(
+      names = "--config",
+      paramLabel = "KEY=VALUE",
+      description = "A topic config override for --create, e.g. retention.ms=60000 (repeatable).")
+  Map<String, String> configs = new LinkedHashMap<>();
+
+  @Option(
+      names = "--command-config",
+      paramLabel = "FILE",
+      description = "A properties file of client settings, e.g. request.timeout.ms=5000 (as Kafka's).")
+  Path commandConfig;
+
+  @Option(names = "--if-not-exists", description = "With --create: succeed if the topic exists already.")
+  boolean ifNotExists;
+
+  @Option(names = "--if-exists", description = "With --delete or --describe: succeed if the topic does not exist.")
+  boolean ifExists;
+
+  @Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    validate();
+    PrintWriter out = spec.commandLine().getOut();
+    try (TributaryClient client = bootstrap.connect(spec.commandLine(), clientConfig());
+        Admin admin = client.admin()) {
+      if (action.create) {
+        create(admin, out);
+      } else if (action.list) {
+        admin.listTopics().forEach(out::println);
+      } else if (action.describe) {
+        describe(admin, out);
+      } else {
+        delete(admin, out);
+      }
+    }
+    out.flush();
+    return Main.EXIT_OK;
+  }
+
+  private Map<String, Object> clientConfig() {
+    Map<String, Object> config = new HashMap<>();
+    if (commandConfig != null) {
+      Properties props = new Properties();
+      try (Reader in = Files.newBufferedReader(commandConfig)) {
+        props.load(in);
+      } catch (IOException e) {
+        throw new CliException("Cannot read --command-config " + commandConfig + ": " + e.getMessage(), e);
+      }
+      props.stringPropertyNames().forEach(k -> config.put(k, props.getProperty(k)));
+    }
+    return config;
+  }
+
+  private void validate() {
+    CommandLine cl = spec.commandLine();
+    bootstrap.validate(cl);
+    if ((action.create || action.delete) && topic == null) {
+      throw new CommandLine.ParameterException(
+          cl, "Missing required option '--topic=TOPIC' for " + (action.create ? "--create" : "--delete"));
+    }
+    if (!action.create && (partitions != null || replicationFactor != null || !configs.isEmpty() || ifNotExists)) {
+      throw new CommandLine.ParameterException(
+          cl, "--partitions, --replication-factor, --config and --if-not-exists go with --create only");
+    }
+    if (ifExists && !(action.delete || action.describe)) {
+      throw new CommandLine.ParameterException(cl, "--if-exists goes with --delete or --describe only");
+    }
+    if (partitions != null && partitions < 1) {
+      throw new CommandLine.ParameterException(cl, "--partitions must be at least 1, was " + partitions);
+    }
+    if (replicationFactor != null && replicationFactor < 1) {
+      throw new CommandLine.ParameterException(cl, "--replication-factor must be at least 1, was " + replicationFactor);
+    }
+  }
+
+  private void create(Admin admin, PrintWriter out) {
+    try {
+      admin.createTopic(
+          topic,
+          partitions == null ? -1 : partitions,
+          replicationFactor == null ? (short) -1 : replicationFactor,
+          configs);
+      out.println("Created topic " + topic + ".");
+    } catch (TributaryException e) {
+      if (!(ifNotExists && e.errorCode() == ErrorCode.TOPIC_ALREADY_EXISTS)) {
+        throw e;
+      }
+    }
+  }
+
+  private void describe(Admin admin, PrintWriter out) {
+    List<TopicDescription> topics;
+    try {
+      topics = admin.describeTopics(topic == null ? List.of() : List.of(topic));
+    } catch (TributaryException e) {
+      if (ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+        return;
+      }
+      throw e;
+    }
+    for (TopicDescription d : topics) {
+      describeLines(d).forEach(out::println);
+    }
+  }
+
+  private void delete(Admin admin, PrintWriter out) {
+    try {
+      admin.deleteTopic(topic);
+      out.println("Deleted topic " + topic + ".");
+    } catch (TributaryException e) {
+      if (!(ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * The lines {@code --describe} prints for one topic, in Kafka's layout: a topic line
+   * ({@code Topic: t\tTopicId: id\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: k=v,...}) then one line per
+   * partition ({@code \tTopic: t\tPartition: 0\tLeader: 127.0.0.1:9092\tReplicas: ...\tIsr: ...}). Brokers are shown
+   * as their {@code host:port} (Kafka shows numeric broker ids); a partition without a leader shows {@code none}.
+   */
+  static List<String> describeLines(TopicDescription d) {
+    List<PartitionDescription> parts = d.partitions() == null ? List.of() : d.partitions();
+    int rf = parts.isEmpty() || parts.get(0).replicas() == null ? 0 : parts.get(0).replicas().size();
+    String configs = d.configs() == null
+        ? ""
+        : new TreeMap<>(d.configs())
+            .entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
+    List<String> lines = new ArrayList<>();
+    lines.add("Topic: " + d.name() + "\tTopicId: " + d.topicId() + "\tPartitionCount: " + parts.size()
+        + "\tReplicationFactor: " + rf + "\tConfigs: " + configs);
+    for (PartitionDescription p : parts) {
+      lines.add("\tTopic: " + d.name() + "\tPartition: " + p.partition() + "\tLeader: " + node(p.leader())
+          + "\tReplicas: " + nodes(p.replicas()) + "\tIsr: " + nodes(p.isr()));
+    }
+    return lines;
+  }
+
+  /** {@code akka://tributary@127.0.0.1:9092} → {@code 127.0.0.1:9092}; null or empty → {@code none}. */
+  static String node(String address) {
+    if (address == null || address.isEmpty()) {
+      return "none";
+    }
+    int at = address.lastIndexOf('@');
+    return at >= 0 ? address.substring(at + 1) : address;
+  }
+
+  private static String nodes(List<String> addresses) {
+    return addresses == null ? "" : addresses.stream().map(TopicsCommand::node).collect(Collectors.joining(","));
+  }
+}

@@ -1,0 +1,235 @@
+package io.tributary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.broker.BrokerNode;
+import io.tributary.record.Murmur2;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The client commands against a real broker (started in this JVM; the client commands connect to it over Artery like
+ * a separate process would): topics, produce from "stdin", consume to "stdout", perf. Each test uses its own topic.
+ */
+class CliRoundTripTest {
+  static Path dataDir;
+  static BrokerNode node;
+  static String bootstrap;
+
+  @BeforeAll
+  static void startBroker() throws IOException {
+    dataDir = Files.createTempDirectory("tributary-cli-test-");
+    Map<String, Object> overrides = new HashMap<>();
+    overrides.put("tributary.data-dir", dataDir.toString());
+    overrides.put("akka.remote.artery.canonical.port", 0);
+    overrides.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    node = BrokerNode.start(BrokerNode.config(null, overrides));
+    bootstrap = node.bootstrapServer();
+  }
+
+  @AfterAll
+  static void stopBroker() throws IOException {
+    if (node != null) {
+      node.close();
+    }
+    try (Stream<Path> paths = Files.walk(dataDir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  /** The outcome of one run; {@code raw} is what a consume command wrote to its "stdout". */
+  record Run(int exitCode, String out, String err, byte[] raw) {}
+
+  static Run run(byte[] stdin, String... args) {
+    CommandLine cmd = Main.newCommandLine();
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    ByteArrayOutputStream raw = new ByteArrayOutputStream();
+    ((ConsumeCommand) cmd.getSubcommands().get("consume").getCommand()).out = raw;
+    if (stdin != null) {
+      ((ProduceCommand) cmd.getSubcommands().get("produce").getCommand()).in = new ByteArrayInputStream(stdin);
+    }
+    int code = cmd.execute(args);
+    return new Run(code, out.toString(), err.toString(), raw.toByteArray());
+  }
+
+  static Run run(String... args) {
+    return run(null, args);
+  }
+
+  static Run ok(Run r) {
+    assertEquals(Main.EXIT_OK, r.exitCode(), "stdout: " + r.out() + "\nstderr: " + r.err());
+    return r;
+  }
+
+  @Test
+  void topicsCreateListDescribeDelete() {
+    assertEquals("Created topic orders.\n",
+        ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders", "--partitions", "3",
+            "--config", "retention.ms=60000")).out());
+    assertTrue(ok(run("topics", "--bootstrap-server", bootstrap, "--list")).out().lines().toList().contains("orders"));
+
+    List<String> describe =
+        ok(run("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "orders")).out().lines().toList();
+    assertEquals(4, describe.size(), describe.toString());
+    assertTrue(describe.get(0).matches(
+        "Topic: orders\tTopicId: \\S+\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: retention.ms=60000"),
+        describe.get(0));
+    for (int p = 0; p < 3; p++) {
+      assertEquals("\tTopic: orders\tPartition: " + p + "\tLeader: " + bootstrap + "\tReplicas: " + bootstrap
+          + "\tIsr: " + bootstrap, describe.get(p + 1));
+    }
+
+    Run again = run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders", "--partitions", "3");
+    assertEquals(Main.EXIT_FAILURE, again.exitCode());
+    assertTrue(again.err().startsWith("Error: TOPIC_ALREADY_EXISTS"), again.err());
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders", "--if-not-exists"));
+
+    assertEquals("Deleted topic orders.\n",
+        ok(run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "orders")).out());
+    Run gone = run("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "orders");
+    assertEquals(Main.EXIT_FAILURE, gone.exitCode());
+    assertTrue(gone.err().startsWith("Error: UNKNOWN_TOPIC_OR_PARTITION"), gone.err());
+    ok(run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "orders", "--if-exists"));
+  }
+
+  @Test
+  void invalidTopicNameIsAFailureWithTheBrokersCode() {
+    Run r = run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "no spaces", "--partitions", "1");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: INVALID_TOPIC_EXCEPTION"), r.err());
+  }
+
+  @Test
+  void producedLinesComeBackByteIdenticalWithTheirKeys() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "verses", "--partitions", "3"));
+    // real lines (the first 500 verses), keyed by their reference ("Ge1:1"), plus UTF-8 and an empty value
+    QuickstartInput kjv = QuickstartInput.bundled();
+    StringBuilder in = new StringBuilder();
+    int lines = 500;
+    for (int line = 1; line <= lines; line++) {
+      String verse = new String(kjv.line(line), StandardCharsets.US_ASCII);
+      int space = verse.indexOf(' ');
+      in.append(verse, 0, space).append(':').append(verse.substring(space + 1)).append('\n');
+    }
+    in.append("Œuvre:naïve — ünïcödé\n").append("empty:\n");
+    lines += 2;
+    byte[] stdin = in.toString().getBytes(StandardCharsets.UTF_8);
+    Run produced = run(stdin, "produce", "--bootstrap-server", bootstrap, "--topic", "verses", "--acks", "all",
+        "--property", "parse.key=true", "--property", "key.separator=:");
+    ok(produced);
+    assertEquals("", produced.out());
+
+    Run consumed = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "verses", "--from-beginning",
+        "--max-messages", Integer.toString(lines), "--property", "print.key=true", "--property",
+        "print.partition=true", "--property", "key.separator=\\t"));
+    assertEquals("Processed a total of " + lines + " messages\n", consumed.err());
+    List<String> out = new String(consumed.raw(), StandardCharsets.UTF_8).lines().toList();
+    assertEquals(lines, out.size());
+
+    // Every input line is back (order is per partition, so compare as sets), in the partition its key hashes to.
+    Map<String, String> expected = new HashMap<>();
+    for (String l : in.toString().split("\n", -1)) {
+      if (!l.isEmpty()) {
+        int colon = l.indexOf(':');
+        expected.put(l.substring(0, colon), l.substring(colon + 1));
+      }
+    }
+    Map<String, String> actual = new HashMap<>();
+    for (String l : out) {
+      String[] f = l.split("\t", 3);
+      String key = f[1];
+      int partition = Integer.parseInt(f[0].substring("Partition:".length()));
+      assertEquals(Murmur2.partitionForKey(key.getBytes(StandardCharsets.UTF_8), 3), partition, l);
+      actual.put(key, f[2]);
+    }
+    assertEquals(expected, actual);
+  }
+
+  @Test
+  void consumeOnePartitionFromAnOffset() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "single", "--partitions", "1"));
+    byte[] stdin = "zero\none\ntwo\nthree\n".getBytes(StandardCharsets.UTF_8);
+    ok(run(stdin, "produce", "--bootstrap-server", bootstrap, "--topic", "single"));
+    Run r = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "0", "--offset",
+        "2", "--max-messages", "2", "--property", "print.offset=true"));
+    assertEquals("Offset:2\ttwo\nOffset:3\tthree\n", new String(r.raw(), StandardCharsets.UTF_8));
+
+    Run missing = run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "5",
+        "--timeout-ms", "100");
+    assertEquals(Main.EXIT_FAILURE, missing.exitCode());
+    assertTrue(missing.err().contains("Partition 5 does not exist"), missing.err());
+  }
+
+  @Test
+  void consumeStopsWhenNothingArrivesForTheTimeout() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "quiet", "--partitions", "2"));
+    ok(run("produce".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "quiet"));
+    Run r = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "quiet", "--from-beginning",
+        "--timeout-ms", "1000"));
+    assertEquals("produce\n", new String(r.raw(), StandardCharsets.UTF_8));
+    assertEquals("Processed a total of 1 messages\n", r.err());
+  }
+
+  @Test
+  void produceToAMissingTopicFailsWithOneLine() {
+    Run r = run("x\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "does-not-exist", "--producer-property", "max.block.ms=1000");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: UNKNOWN_TOPIC_OR_PARTITION"), r.err());
+    assertEquals(1, r.err().strip().lines().count(), r.err());
+  }
+
+  @Test
+  void produceFailsOnALineWithoutKeySeparator() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "keyed", "--partitions", "1"));
+    Run r = run("a:1\nno separator\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap,
+        "--topic", "keyed", "--property", "parse.key=true", "--property", "key.separator=:");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertTrue(r.err().contains("No key separator found on line number 2"), r.err());
+  }
+
+  @Test
+  void perfProduceAndConsumePrintKafkasLines() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "perf", "--partitions", "1"));
+    Run p = ok(run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "perf", "--num-records", "2000",
+        "--record-size", "100", "--throughput", "-1", "--producer-props", "acks=1", "linger.ms=5"));
+    List<String> lines = p.out().lines().toList();
+    assertTrue(lines.get(lines.size() - 1).matches("2000 records sent, [0-9.]+ records/sec \\([0-9.]+ MB/sec\\),"
+        + " [0-9.]+ ms avg latency, [0-9.]+ ms max latency, \\d+ ms 50th, \\d+ ms 95th, \\d+ ms 99th,"
+        + " \\d+ ms 99.9th\\."), p.out());
+
+    Run c = ok(run("perf", "consume", "--bootstrap-server", bootstrap, "--topic", "perf", "--messages", "2000"));
+    List<String> out = c.out().lines().toList();
+    assertEquals(PerfFormat.CONSUMER_HEADER, out.get(0));
+    String[] fields = out.get(1).split(", ");
+    assertEquals(10, fields.length, out.get(1));
+    assertEquals("0.1907", fields[2]); // 2000 x 100 B in MB
+    assertEquals("2000", fields[4]);
+    assertEquals("0", fields[6]);
+    assertTrue(Arrays.stream(fields).limit(2).allMatch(f -> f.matches("\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d:\\d{3}")),
+        out.get(1));
+  }
+}

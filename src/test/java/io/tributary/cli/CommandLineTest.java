@@ -1,0 +1,237 @@
+package io.tributary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+/** Parsing and validation of the command line: exit codes scripts can trust. No broker needed. */
+class CommandLineTest {
+
+  /** The outcome of one run. */
+  record Run(int exitCode, String out, String err) {}
+
+  static Run run(String... args) {
+    CommandLine cmd = Main.newCommandLine();
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int code = cmd.execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void noCommandIsAUsageError() {
+    Run r = run();
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("Missing command"), r.err());
+  }
+
+  @Test
+  void unknownCommandIsAUsageError() {
+    assertEquals(Main.EXIT_USAGE, run("frobnicate").exitCode());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "topics", "produce", "consume", "server", "quickstart", "perf", "perf produce",
+      "perf consume"})
+  void helpWorksEverywhere(String command) {
+    String[] words = command.isEmpty() ? new String[0] : command.split(" ");
+    String[] args = new String[words.length + 1];
+    System.arraycopy(words, 0, args, 0, words.length);
+    args[words.length] = "--help";
+    Run r = run(args);
+    assertEquals(Main.EXIT_OK, r.exitCode(), r.err());
+    assertTrue(r.out().startsWith("Usage: tributary"), r.out());
+  }
+
+  @Test
+  void versionNamesTributaryAndAkka() {
+    Run r = run("--version");
+    assertEquals(Main.EXIT_OK, r.exitCode());
+    assertTrue(r.out().startsWith("Tributary "), r.out());
+    assertTrue(r.out().contains("Akka 2.6.21"), r.out());
+  }
+
+  @Test
+  void unknownFlagIsAUsageError() {
+    Run r = run("topics", "--bootstrap-server", "127.0.0.1:9092", "--list", "--bogus");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--bogus"), r.err());
+  }
+
+  @Test
+  void produceWithoutTopicIsAUsageError() {
+    Run r = run("produce", "--bootstrap-server", "127.0.0.1:9092");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--topic"), r.err());
+  }
+
+  @Test
+  void consumeWithoutTopicIsAUsageError() {
+    assertEquals(Main.EXIT_USAGE, run("consume", "--bootstrap-server", "127.0.0.1:9092").exitCode());
+  }
+
+  @Test
+  void missingBootstrapServerIsAUsageError() {
+    Run r = run("topics", "--list");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--bootstrap-server"), r.err());
+  }
+
+  @Test
+  void topicsNeedsExactlyOneAction() {
+    assertEquals(Main.EXIT_USAGE, run("topics", "--bootstrap-server", "127.0.0.1:9092").exitCode());
+    assertEquals(
+        Main.EXIT_USAGE, run("topics", "--bootstrap-server", "127.0.0.1:9092", "--list", "--create").exitCode());
+  }
+
+  @Test
+  void createAndDeleteNeedATopic() {
+    Run create = run("topics", "--bootstrap-server", "127.0.0.1:9092", "--create", "--partitions", "3");
+    assertEquals(Main.EXIT_USAGE, create.exitCode());
+    assertTrue(create.err().contains("--topic"), create.err());
+    assertEquals(Main.EXIT_USAGE, run("topics", "--bootstrap-server", "127.0.0.1:9092", "--delete").exitCode());
+  }
+
+  @Test
+  void createOnlyFlagsAreRejectedElsewhere() {
+    assertEquals(Main.EXIT_USAGE,
+        run("topics", "--bootstrap-server", "127.0.0.1:9092", "--list", "--partitions", "3").exitCode());
+    assertEquals(Main.EXIT_USAGE,
+        run("topics", "--bootstrap-server", "127.0.0.1:9092", "--create", "--topic", "t", "--partitions", "0")
+            .exitCode());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"localhost", "127.0.0.1:", ":9092", "127.0.0.1:99999", "127.0.0.1:port"})
+  void malformedBootstrapServerIsAUsageError(String address) {
+    Run r = run("topics", "--bootstrap-server", address, "--list");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("HOST:PORT"), r.err());
+  }
+
+  @Test
+  void badAcksIsAUsageError() {
+    Run r = run("produce", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--acks", "2");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--acks"), r.err());
+  }
+
+  @Test
+  void unknownPropertyIsAUsageError() {
+    Run r = run("consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--property", "print.kee=true");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("print.kee"), r.err());
+  }
+
+  @Test
+  void nonBooleanPropertyIsAUsageError() {
+    assertEquals(Main.EXIT_USAGE,
+        run("consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--property", "print.key=yes")
+            .exitCode());
+  }
+
+  @Test
+  void offsetNeedsPartitionAndExcludesFromBeginning() {
+    assertEquals(Main.EXIT_USAGE,
+        run("consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--offset", "5").exitCode());
+    assertEquals(Main.EXIT_USAGE,
+        run("consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--partition", "0", "--offset", "5",
+            "--from-beginning").exitCode());
+    assertEquals(Main.EXIT_USAGE,
+        run("consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--partition", "0", "--offset", "-3")
+            .exitCode());
+  }
+
+  @Test
+  void perfProduceNeedsItsRequiredFlags() {
+    Run r = run("perf", "produce", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--num-records"), r.err());
+    assertEquals(Main.EXIT_USAGE, run("perf", "produce", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t",
+        "--num-records", "10", "--record-size", "100", "--throughput", "0").exitCode());
+  }
+
+  @Test
+  void perfWithoutSubcommandIsAUsageError() {
+    assertEquals(Main.EXIT_USAGE, run("perf").exitCode());
+  }
+
+  @Test
+  void perfConsumeNeedsMessages() {
+    Run r = run("perf", "consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--messages"), r.err());
+  }
+
+  @Test
+  void serverRejectsAPortOutOfRange() {
+    assertEquals(Main.EXIT_USAGE, run("server", "--port", "70000").exitCode());
+  }
+
+  @Test
+  void serverOnABusyPortFailsWithOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws IOException {
+    try (ServerSocket busy = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Run r = run("server", "--port", Integer.toString(busy.getLocalPort()), "--data-dir", tmp.toString());
+      assertEquals(Main.EXIT_FAILURE, r.exitCode());
+      assertEquals("Error: Cannot listen on 127.0.0.1:" + busy.getLocalPort()
+          + " (Address already in use); is another broker running? Choose another port with --port", r.err().strip());
+    }
+  }
+
+  @Test
+  void quickstartWithAMissingFileFailsWithOneLine() {
+    Run r = run("quickstart", "--file", "/nonexistent/tributary-input.txt");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertEquals("Error: No such file: /nonexistent/tributary-input.txt", r.err().strip());
+  }
+
+  @Test
+  void unreachableBrokerFailsWithOneLineAndNoStackTrace() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort(); // closed again: nothing listens there
+    }
+    Run r = run("produce", "--bootstrap-server", "127.0.0.1:" + port, "--topic", "t",
+        "--producer-property", "request.timeout.ms=1000");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    String[] lines = r.err().strip().split("\n");
+    assertEquals(1, lines.length, r.err());
+    assertTrue(lines[0].startsWith("Error: NETWORK_EXCEPTION"), r.err());
+    assertFalse(r.err().contains("\tat "), r.err());
+  }
+
+  @Test
+  void topicsTakeClientSettingsFromACommandConfigFile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    java.nio.file.Path config = tmp.resolve("client.properties");
+    java.nio.file.Files.writeString(config, "request.timeout.ms=500\n");
+    Run r = run("topics", "--bootstrap-server", "127.0.0.1:" + port, "--list", "--command-config", config.toString());
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: NETWORK_EXCEPTION"), r.err());
+    assertTrue(r.err().contains("request.timeout.ms=500"), r.err());
+  }
+
+  @Test
+  void verboseAddsTheStackTrace() {
+    Run r = run("quickstart", "--verbose", "--file", "/nonexistent/tributary-input.txt");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: No such file"), r.err());
+    assertTrue(r.err().contains("\tat "), r.err());
+  }
+}
