@@ -108,6 +108,8 @@ class RetentionAndRestartTest {
       assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, gw.fetch("ret-bytes", 0, 0, 1024, 0).error());
       assertEquals(ErrorCode.NONE, gw.fetch("ret-bytes", 0, st.logStartOffset(), 1024, 0).error());
       // the journal gives disk space back: after 12 MB produced, it holds a small multiple of retention.bytes
+      System.out.println("retention.bytes=1 MiB: journal bytes after each ~1 MB round " + sizes + ", produced "
+          + produced + ", log start offset " + st.logStartOffset());
       long last = sizes.get(sizes.size() - 1);
       assertTrue(last < produced / 2, "journal " + last + " bytes after " + produced + " produced; sizes " + sizes);
     }
