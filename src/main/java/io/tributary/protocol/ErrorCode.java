@@ -34,12 +34,30 @@ public enum ErrorCode {
   MESSAGE_TOO_LARGE(10, false, "the record batch is larger than the maximum the server accepts"),
   /** The connection to the broker failed. */
   NETWORK_EXCEPTION(13, true, "the connection to the broker failed"),
+  /** The group coordinator is still loading committed offsets; retry shortly. */
+  COORDINATOR_LOAD_IN_PROGRESS(14, true, "the group coordinator is loading and cannot process requests yet"),
+  /** The group coordinator is not running right now (starting or moving to another node). */
+  COORDINATOR_NOT_AVAILABLE(15, true, "the group coordinator is not available"),
   /** The topic name is invalid (Kafka's rules: [a-zA-Z0-9._-], 1 to 249 characters, not '.' or '..'). */
   INVALID_TOPIC_EXCEPTION(17, false, "the topic name is invalid"),
   /** Not enough in-sync replicas to accept an acks=all write. */
   NOT_ENOUGH_REPLICAS(19, true, "not enough in-sync replicas for an acks=all write"),
   /** The acks value of a produce request is not -1, 0 or 1. */
   INVALID_REQUIRED_ACKS(21, false, "acks must be -1 (all), 0 or 1"),
+  /** A group request carried a generation that is not the group's current one (or a partition the member does not own). */
+  ILLEGAL_GENERATION(22, false, "the generation is not the group's current generation"),
+  /** The member's assignors have nothing in common with the group's. */
+  INCONSISTENT_GROUP_PROTOCOL(23, false, "the member's assignors are not supported by the group"),
+  /** The group id is empty or invalid. */
+  INVALID_GROUP_ID(24, false, "the group id is invalid"),
+  /** The member id is not known to the group (it left, was removed, or never joined). */
+  UNKNOWN_MEMBER_ID(25, false, "the member id is not known to the group"),
+  /** session.timeout.ms is outside the broker's allowed range. */
+  INVALID_SESSION_TIMEOUT(26, false, "the session timeout is not within the allowed range"),
+  /** The group is rebalancing: the member should wait for its new assignment (or rejoin). */
+  REBALANCE_IN_PROGRESS(27, false, "the group is rebalancing"),
+  /** The committed offset is negative. */
+  INVALID_COMMIT_OFFSET_SIZE(28, false, "the committed offset is invalid"),
   /** A record timestamp is invalid (negative other than -1). */
   INVALID_TIMESTAMP(32, false, "the record timestamp is invalid"),
   /** The request's protocol version is not supported by this broker. */
@@ -54,6 +72,12 @@ public enum ErrorCode {
   INVALID_CONFIG(40, false, "a configuration key or value is invalid"),
   /** The request is malformed. */
   INVALID_REQUEST(42, false, "the request is invalid"),
+  /** The group still has active members (delete or reset refused). */
+  NON_EMPTY_GROUP(68, false, "the group is not empty"),
+  /** The group does not exist. */
+  GROUP_ID_NOT_FOUND(69, false, "the group id does not exist"),
+  /** A static member with the same group.instance.id joined later: this one is fenced. */
+  FENCED_INSTANCE_ID(82, false, "a newer member with the same group.instance.id replaced this one"),
   /** The record batch uses a compression codec this broker does not support. */
   UNSUPPORTED_COMPRESSION_TYPE(76, false, "the compression type is not supported"),
   /** A record in the batch is invalid (for example, its size fields disagree with the batch). */
