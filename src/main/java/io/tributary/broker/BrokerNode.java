@@ -11,6 +11,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ProtocolVersions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -74,7 +75,8 @@ public final class BrokerNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node and waits until it is Up and its controller answers.
+   * Starts a node and waits until it is Up, its controller answers and its group coordinator has loaded the
+   * committed offsets.
    *
    * @param config a config from {@link #config}
    * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated)
@@ -99,6 +101,7 @@ public final class BrokerNode implements AutoCloseable {
       up.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       Tributary tributary = Tributary.get(system);
       awaitController(system, tributary);
+      awaitGroupCoordinator(system, tributary);
       return new BrokerNode(system, tributary);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -130,6 +133,25 @@ public final class BrokerNode implements AutoCloseable {
       }
     }
     throw new TimeoutException("controller did not answer");
+  }
+
+  private static void awaitGroupCoordinator(ActorSystem<Void> system, Tributary tributary)
+      throws InterruptedException, TimeoutException {
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      CompletionStage<GroupProtocol.ListGroupsResponse> answer = AskPattern.ask(tributary.gateway(),
+          replyTo -> new GroupProtocol.ListGroups(ProtocolVersions.CURRENT, "", replyTo), Duration.ofSeconds(2),
+          system.scheduler());
+      try {
+        if (answer.toCompletableFuture().get().error() == io.tributary.protocol.ErrorCode.NONE) {
+          return;
+        }
+        Thread.sleep(50); // loading committed offsets: no event to wait on from outside the singleton
+      } catch (ExecutionException e) {
+        // the singleton is still starting: ask again
+      }
+    }
+    throw new TimeoutException("group coordinator did not finish loading");
   }
 
   /** The address clients connect to: {@code 127.0.0.1:port}. */

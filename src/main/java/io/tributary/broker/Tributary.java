@@ -10,6 +10,8 @@ import akka.cluster.typed.Cluster;
 import io.tributary.client.TributaryClient;
 import io.tributary.cluster.Controller;
 import io.tributary.gateway.Gateway;
+import io.tributary.group.GroupCoordinator;
+import io.tributary.group.GroupSettings;
 import io.tributary.log.JournalAccess;
 import io.tributary.log.PartitionLeader;
 import io.tributary.protocol.ClientRequest;
@@ -21,8 +23,8 @@ import java.nio.file.Files;
  * Turns a cluster-enabled Akka {@link ActorSystem} into a Tributary broker node: {@code Tributary.get(system)}.
  *
  * <p>On first use on a system it reads and validates {@link BrokerSettings}, creates the data directory, and starts
- * the node's parts: the partition leaders' shard region ({@link PartitionLeader}), the {@link Controller} singleton
- * and the node's {@link Gateway} at {@code /system/tributary-gateway}. Remote clients then reach the node with
+ * the node's parts: the partition leaders' shard region ({@link PartitionLeader}), the {@link Controller} and
+ * {@link GroupCoordinator} singletons and the node's {@link Gateway} at {@code /system/tributary-gateway}. Remote clients then reach the node with
  * {@code TributaryClient.connect("<system>@<host>:<port>")}; the application itself uses {@link #client()}.
  *
  * <pre>{@code
@@ -60,6 +62,7 @@ public final class Tributary implements Extension {
   private final ActorRef<PartitionLeader.Command> partitions;
   private final ActorRef<Controller.Command> controller;
   private final ActorRef<ClientRequest> gateway;
+  private final ActorRef<GroupCoordinator.Command> groupCoordinator;
   private volatile TributaryClient client;
 
   private Tributary(ActorSystem<?> system) {
@@ -83,7 +86,10 @@ public final class Tributary implements Extension {
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
     this.partitions = PartitionLeader.init(system, settings, journal);
     this.controller = Controller.init(system, settings, partitions);
-    this.gateway = system.systemActorOf(Gateway.create(partitions, controller), Gateway.NAME, Props.empty());
+    this.groupCoordinator = GroupCoordinator.init(system, settings, GroupSettings.create(system.settings().config()),
+        partitions, controller);
+    this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator), Gateway.NAME,
+        Props.empty());
   }
 
   /** The node's settings. */
@@ -123,6 +129,11 @@ public final class Tributary implements Extension {
   /** The controller singleton's proxy. */
   public ActorRef<Controller.Command> controller() {
     return controller;
+  }
+
+  /** The group coordinator singleton's proxy. */
+  public ActorRef<GroupCoordinator.Command> groupCoordinator() {
+    return groupCoordinator;
   }
 
   /** Direct access to this node's journals (retention, tests). */

@@ -4,6 +4,8 @@ import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.Behaviors;
 import io.tributary.cluster.Controller;
+import io.tributary.group.GroupCoordinator;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.log.PartitionLeader;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
@@ -24,7 +26,8 @@ import io.tributary.protocol.TopicNames;
  *
  * <p>It checks what it can check cheaply (protocol version, topic name, partition ≥ 0) and routes: produce, fetch
  * and list-offsets requests go to the partition's leader through the shard region (the leader answers the client
- * directly, the gateway is not on the response path); admin requests go to the {@link Controller} singleton. A
+ * directly, the gateway is not on the response path); admin requests go to the {@link Controller} singleton, group
+ * requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator} singleton. A
  * request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
  *
  * <p>Stateless; one per node.
@@ -39,7 +42,9 @@ public final class Gateway {
 
   /** The gateway behavior, routing to {@code partitions} and {@code controller}. */
   public static Behavior<ClientRequest> create(
-      ActorRef<PartitionLeader.Command> partitions, ActorRef<Controller.Command> controller) {
+      ActorRef<PartitionLeader.Command> partitions,
+      ActorRef<Controller.Command> controller,
+      ActorRef<GroupCoordinator.Command> groups) {
     return Behaviors.receive(ClientRequest.class)
         .onMessage(ProduceRequest.class, r -> {
           String error = check(r.version(), r.topic(), r.partition());
@@ -68,6 +73,10 @@ public final class Gateway {
             r.replyTo().tell(new ListOffsetsResponse(r.topic(), r.partition(), code(r.version(), r.partition()),
                 error, -1, -1));
           }
+          return Behaviors.same();
+        })
+        .onMessage(GroupProtocol.GroupRequest.class, r -> {
+          groups.tell(new GroupCoordinator.Request(r)); // the coordinator checks the version
           return Behaviors.same();
         })
         .onMessage(AdminRequest.class, r -> {

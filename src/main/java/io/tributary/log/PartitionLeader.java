@@ -142,6 +142,22 @@ public final class PartitionLeader
     }
   }
 
+  /**
+   * Deletes the records below {@code beforeOffset}: the log start offset moves there (as Kafka's DeleteRecords), and
+   * whole chunks below it leave the journal. Answered with {@link RecordsDeleted}: NONE, OFFSET_OUT_OF_RANGE
+   * ({@code beforeOffset} negative or above the high watermark), UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  public record DeleteRecords(String topic, int partition, long beforeOffset, ActorRef<RecordsDeleted> replyTo)
+      implements Command, HotPath {
+    @Override
+    public String entityId() {
+      return PartitionLeader.entityId(topic, partition);
+    }
+  }
+
+  /** Answer to {@link DeleteRecords}, with the log start offset after it. */
+  public record RecordsDeleted(String topic, int partition, ErrorCode error, long logStartOffset) implements HotPath {}
+
   /** Answer to {@link CreatePartition} and {@link DeletePartition}. */
   public record PartitionAck(String topic, int partition, ErrorCode error) implements HotPath {}
 
@@ -384,6 +400,7 @@ public final class PartitionLeader
         .onCommand(CreatePartition.class, this::onCreate)
         .onCommand(DeletePartition.class, this::onDelete)
         .onCommand(GetStatus.class, this::onGetStatus)
+        .onCommand(DeleteRecords.class, this::onDeleteRecords)
         .build();
   }
 
@@ -688,6 +705,33 @@ public final class PartitionLeader
           "Partition " + entityId + " was deleted", -1, -1));
     }
     waiters.clear();
+  }
+
+  private Effect<Event, PartitionLog> onDeleteRecords(PartitionLog state, DeleteRecords cmd) {
+    if (!state.isActive()) {
+      cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1));
+      return Effect().none();
+    }
+    if (cmd.beforeOffset() < 0 || cmd.beforeOffset() > state.highWatermark()) {
+      cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.OFFSET_OUT_OF_RANGE, state.logStartOffset()));
+      return Effect().none();
+    }
+    if (cmd.beforeOffset() <= state.logStartOffset()) {
+      cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NONE, state.logStartOffset()));
+      return Effect().none();
+    }
+    OffsetIndex index = state.index();
+    long deleteTo;
+    if (cmd.beforeOffset() >= state.logEndOffset()) {
+      deleteTo = state.lastSeqNr();
+    } else {
+      int chunk = index.floorChunk(cmd.beforeOffset());
+      deleteTo = chunk <= 0 ? 0 : index.chunkSeqNr(chunk) - 1;
+    }
+    return Effect().persist(new LogStartOffsetAdvanced(cmd.beforeOffset(), deleteTo)).thenRun(s -> {
+      cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NONE, s.logStartOffset()));
+      wakeWaiters(s);
+    });
   }
 
   private Effect<Event, PartitionLog> onGetStatus(PartitionLog state, GetStatus cmd) {

@@ -38,7 +38,7 @@ import java.util.Map;
  *       i64 logStartOffset, i32 count, count × bytes batch</td></tr>
  *   <tr><td>LP / LF / LO</td><td>the leader's Produce / Fetch / ListOffsets: the wrapped request as PQ / FQ /
  *       (i16 version, str topic, i32 partition, i64 timestamp, str replyTo)</td></tr>
- *   <tr><td>CP, DP, GS, PA, PS</td><td>partition admin commands and replies</td></tr>
+ *   <tr><td>CP, DP, GS, PA, PS, DR, RD</td><td>partition admin commands and replies</td></tr>
  *   <tr><td>EA</td><td>event RecordsAppended: the record batch bytes as they are (no framing: the journal stores the
  *       Kafka v2 batch unchanged)</td></tr>
  *   <tr><td>EC, EL, ED</td><td>events PartitionCreated, LogStartOffsetAdvanced, PartitionDeleted</td></tr>
@@ -87,6 +87,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     if (o instanceof PartitionLeader.DeletePartition) return "DP";
     if (o instanceof PartitionLeader.GetStatus) return "GS";
     if (o instanceof PartitionLeader.PartitionAck) return "PA";
+    if (o instanceof PartitionLeader.DeleteRecords) return "DR";
+    if (o instanceof PartitionLeader.RecordsDeleted) return "RD";
     if (o instanceof PartitionLeader.PartitionStatus) return "PS";
     if (o instanceof PartitionLeader.PartitionCreated) return "EC";
     if (o instanceof PartitionLeader.LogStartOffsetAdvanced) return "EL";
@@ -129,6 +131,10 @@ public final class TributarySerializer extends SerializerWithStringManifest {
       out.str(d.topic()).i32(d.partition()).str(ref(d.replyTo()));
     } else if (o instanceof PartitionLeader.GetStatus g) {
       out.str(g.topic()).i32(g.partition()).str(ref(g.replyTo()));
+    } else if (o instanceof PartitionLeader.DeleteRecords d) {
+      out.str(d.topic()).i32(d.partition()).i64(d.beforeOffset()).str(ref(d.replyTo()));
+    } else if (o instanceof PartitionLeader.RecordsDeleted d) {
+      out.str(d.topic()).i32(d.partition()).i32(d.error().code()).i64(d.logStartOffset());
     } else if (o instanceof PartitionLeader.PartitionAck a) {
       out.str(a.topic()).i32(a.partition()).i32(a.error().code());
     } else if (o instanceof PartitionLeader.PartitionStatus s) {
@@ -198,6 +204,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
         case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
         case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
         case "PA" -> new PartitionLeader.PartitionAck(in.str(), in.i32(), error(in.i32()));
+        case "DR" -> new PartitionLeader.DeleteRecords(in.str(), in.i32(), in.i64(), resolve(in.str()));
+        case "RD" -> new PartitionLeader.RecordsDeleted(in.str(), in.i32(), error(in.i32()), in.i64());
         case "PS" -> new PartitionLeader.PartitionStatus(
             in.str(), in.i32(), error(in.i32()), in.i64(), in.i64(), in.i64(), in.i32(), in.i64(), in.i64());
         case "EC" -> new PartitionLeader.PartitionCreated(in.str(), readConfig(in), in.i64());

@@ -35,6 +35,11 @@ public final class Gw {
     this.partitions = node.tributary().partitions();
   }
 
+  /** Sends a request that gets no answer. */
+  public void tell(ClientRequest request) {
+    gateway.tell(request);
+  }
+
   public <R> R ask(Function<ActorRef<R>, ClientRequest> f) {
     return askAsync(f).toCompletableFuture().join();
   }
