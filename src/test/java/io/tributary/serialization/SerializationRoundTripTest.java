@@ -22,6 +22,7 @@ import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
@@ -102,6 +103,32 @@ class SerializationRoundTripTest {
         new Controller.TopicReady("t"),
         new Controller.TopicDeletionStarted("t"),
         new Controller.TopicDeleted("t"),
+        new GroupProtocol.JoinGroup((short) 0, "g", "", "inst", "client", List.of("a"), "pat.*",
+            List.of("range", "cooperative-sticky"), 10000, 300000, List.of(new GroupProtocol.PartitionRef("a", 1)),
+            ref(), ref()),
+        new GroupProtocol.JoinGroupResponse(ErrorCode.NONE, null, "m-1", 3),
+        new GroupProtocol.Heartbeat((short) 0, "g", "m-1", 3, ref()),
+        new GroupProtocol.AssignmentAck((short) 0, "g", "m-1", 3, List.of(new GroupProtocol.PartitionRef("a", 0))),
+        new GroupProtocol.LeaveGroup((short) 0, "g", "m-1", ref()),
+        new GroupProtocol.OffsetCommit((short) 0, "g", "m-1", 3,
+            List.of(new GroupProtocol.PartitionOffset("a", 0, 42L, "meta")), ref()),
+        new GroupProtocol.OffsetFetch((short) 0, "g", List.of(), ref()),
+        new GroupProtocol.OffsetFetchResponse(ErrorCode.NONE, null,
+            List.of(new GroupProtocol.PartitionOffset("a", 0, -1L, null))),
+        new GroupProtocol.ListGroups((short) 0, "", ref()),
+        new GroupProtocol.ListGroupsResponse(ErrorCode.NONE, List.of(new GroupProtocol.GroupListing("g", "Stable"))),
+        new GroupProtocol.DescribeGroup((short) 0, "g", ref()),
+        new GroupProtocol.DescribeGroupResponse(ErrorCode.NONE, null, "g", "Stable", 4, "range",
+            List.of(new GroupProtocol.MemberDescription("m-1", null, "c", "akka://x@127.0.0.1:1",
+                List.of(new GroupProtocol.PartitionRef("a", 0)))),
+            List.of(new GroupProtocol.PartitionLag("a", 0, 5, 9, 4, "m-1"))),
+        new GroupProtocol.ResetOffsets((short) 0, "g", List.of(new GroupProtocol.PartitionOffset("a", 0, 0, null)),
+            ref()),
+        new GroupProtocol.DeleteGroup((short) 0, "g", ref()),
+        new GroupProtocol.GroupResponse(ErrorCode.ILLEGAL_GENERATION, "stale", 7),
+        new GroupProtocol.AssignmentChanged("g", "m-1", 4, "range", List.of(new GroupProtocol.PartitionRef("a", 0))),
+        new GroupProtocol.MemberRemoved("g", "m-1", ErrorCode.FENCED_INSTANCE_ID, "fenced"),
+        new io.tributary.group.GroupCoordinator.Request(new GroupProtocol.Heartbeat((short) 0, "g", "m", 1, ref())),
         new PartitionLeader.Produce(new ProduceRequest((short) 0, "t", 3, (short) 1, 30000, b, ref())),
         new PartitionLeader.Fetch(new FetchRequest((short) 0, "t", 0, 17L, 1024, 0, ref())),
         new PartitionLeader.ListOffsets(new ListOffsetsRequest((short) 0, "t", 0, 99L, ref())),
