@@ -1,5 +1,6 @@
 package io.tributary.client;
 
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.TopicDescription;
 import java.util.Collection;
 import java.util.List;
@@ -30,6 +31,40 @@ public interface Admin extends AutoCloseable {
 
   /** Descriptions of the given topics (all topics if empty). */
   List<TopicDescription> describeTopics(Collection<String> names);
+
+  /**
+   * The offsets of {@code partitions} at {@code timestamp}: -2 the log start offsets, -1 the high watermarks, else the
+   * first offset whose record timestamp is at or after it (as Kafka's {@code Admin.listOffsets}).
+   */
+  Map<TopicPartition, Long> listOffsets(Collection<TopicPartition> partitions, long timestamp);
+
+  /** Consumer groups (with members or committed offsets), sorted by id, as Kafka's {@code listConsumerGroups}. */
+  List<GroupProtocol.GroupListing> listConsumerGroups();
+
+  /**
+   * A group's state, generation, members with their partitions, and per partition the committed offset, log end
+   * offset and lag (as {@code kafka-consumer-groups --describe}).
+   *
+   * @throws TributaryException GROUP_ID_NOT_FOUND, INVALID_GROUP_ID
+   */
+  GroupProtocol.DescribeGroupResponse describeConsumerGroup(String groupId);
+
+  /** The committed offsets of a group (empty if none). */
+  List<GroupProtocol.PartitionOffset> listConsumerGroupOffsets(String groupId);
+
+  /**
+   * Sets a group's committed offsets, as Kafka's {@code alterConsumerGroupOffsets}.
+   *
+   * @throws TributaryException NON_EMPTY_GROUP while the group has active members, INVALID_COMMIT_OFFSET_SIZE
+   */
+  void alterConsumerGroupOffsets(String groupId, Map<TopicPartition, Long> offsets);
+
+  /**
+   * Deletes an empty group and its committed offsets.
+   *
+   * @throws TributaryException NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND
+   */
+  void deleteConsumerGroup(String groupId);
 
   /** Releases resources. Idempotent. */
   @Override

@@ -2,6 +2,9 @@ package io.tributary.client;
 
 import akka.actor.typed.ActorRef;
 import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.GroupProtocol;
+import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
@@ -111,6 +114,57 @@ final class TributaryAdmin implements Admin {
     return response.topics() == null ? List.of() : List.copyOf(response.topics());
   }
 
+  @Override
+  public Map<TopicPartition, Long> listOffsets(Collection<TopicPartition> partitions, long timestamp) {
+    Map<TopicPartition, Long> out = new java.util.LinkedHashMap<>();
+    for (TopicPartition tp : partitions) {
+      ListOffsetsResponse r = call("list offsets of " + tp,
+          replyTo -> new ListOffsetsRequest(ProtocolVersions.CURRENT, tp.topic(), tp.partition(), timestamp, replyTo),
+          ListOffsetsResponse::error, ListOffsetsResponse::errorMessage, false);
+      out.put(tp, r.offset());
+    }
+    return out;
+  }
+
+  @Override
+  public List<GroupProtocol.GroupListing> listConsumerGroups() {
+    GroupProtocol.ListGroupsResponse r = call("list groups",
+        replyTo -> new GroupProtocol.ListGroups(ProtocolVersions.CURRENT, "", replyTo),
+        GroupProtocol.ListGroupsResponse::error, x -> null, true);
+    return List.copyOf(r.groups());
+  }
+
+  @Override
+  public GroupProtocol.DescribeGroupResponse describeConsumerGroup(String groupId) {
+    return call("describe group " + groupId,
+        replyTo -> new GroupProtocol.DescribeGroup(ProtocolVersions.CURRENT, groupId, replyTo),
+        GroupProtocol.DescribeGroupResponse::error, GroupProtocol.DescribeGroupResponse::errorMessage, true);
+  }
+
+  @Override
+  public List<GroupProtocol.PartitionOffset> listConsumerGroupOffsets(String groupId) {
+    GroupProtocol.OffsetFetchResponse r = call("fetch offsets of group " + groupId,
+        replyTo -> new GroupProtocol.OffsetFetch(ProtocolVersions.CURRENT, groupId, List.of(), replyTo),
+        GroupProtocol.OffsetFetchResponse::error, GroupProtocol.OffsetFetchResponse::errorMessage, true);
+    return List.copyOf(r.offsets());
+  }
+
+  @Override
+  public void alterConsumerGroupOffsets(String groupId, Map<TopicPartition, Long> offsets) {
+    List<GroupProtocol.PartitionOffset> list = new java.util.ArrayList<>();
+    offsets.forEach((tp, o) -> list.add(new GroupProtocol.PartitionOffset(tp.topic(), tp.partition(), o, null)));
+    call("reset offsets of group " + groupId,
+        replyTo -> new GroupProtocol.ResetOffsets(ProtocolVersions.CURRENT, groupId, list, replyTo),
+        GroupProtocol.GroupResponse::error, GroupProtocol.GroupResponse::errorMessage, true);
+  }
+
+  @Override
+  public void deleteConsumerGroup(String groupId) {
+    call("delete group " + groupId,
+        replyTo -> new GroupProtocol.DeleteGroup(ProtocolVersions.CURRENT, groupId, replyTo),
+        GroupProtocol.GroupResponse::error, GroupProtocol.GroupResponse::errorMessage, true);
+  }
+
   /** Marks the admin closed; later calls throw {@link IllegalStateException}. Idempotent. */
   @Override
   public void close() {
@@ -127,6 +181,15 @@ final class TributaryAdmin implements Admin {
    */
   private AdminResponse call(
       String what, Function<ActorRef<AdminResponse>, ClientRequest> request, boolean retryUnknownTopic) {
+    return call(what, request, AdminResponse::error, AdminResponse::errorMessage, retryUnknownTopic);
+  }
+
+  private <R> R call(
+      String what,
+      Function<ActorRef<R>, ClientRequest> request,
+      Function<R, ErrorCode> errorOf,
+      Function<R, String> messageOf,
+      boolean retryUnknownTopic) {
     if (closed.get()) {
       throw new IllegalStateException("the Admin is closed");
     }
@@ -136,14 +199,13 @@ final class TributaryAdmin implements Admin {
       long attemptTimeout = Math.max(1, Math.min(settings.requestTimeoutMs(), remaining));
       TributaryException failure;
       try {
-        AdminResponse response = TributaryClient.await(client.ask(request, attemptTimeout), what, attemptTimeout);
-        if (response.error() == ErrorCode.NONE) {
+        R response = TributaryClient.await(client.ask(request, attemptTimeout), what, attemptTimeout);
+        ErrorCode error = errorOf.apply(response);
+        if (error == ErrorCode.NONE) {
           return response;
         }
-        failure =
-            new TributaryException(
-                response.error(),
-                response.errorMessage() != null ? response.errorMessage() : response.error().defaultMessage());
+        String message = messageOf.apply(response);
+        failure = new TributaryException(error, message != null ? message : error.defaultMessage());
       } catch (TributaryException e) {
         failure = e;
       }
