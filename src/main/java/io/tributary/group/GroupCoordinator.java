@@ -418,7 +418,7 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
       return;
     }
     for (String a : j.assignors()) {
-      if (!Assignors.names().contains(a)) {
+      if (!Assignors.isKnown(a)) {
         fail(j, ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "unknown assignor " + a + " (known: " + Assignors.names() + ")");
         return;
       }

@@ -40,6 +40,8 @@ public final class Assignors {
   /**
    * The assignor called {@code name}.
    *
+   * @param name a name from {@link #names()} (any case), or the fully qualified name of the matching Kafka class
+   * @return the shared instance of that assignor
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if no assignor has that name; the message lists the valid names
    */
@@ -53,17 +55,30 @@ public final class Assignors {
     return assignor;
   }
 
-  /** Whether {@link #byName(String)} accepts {@code name}. */
+  /**
+   * Whether {@link #byName(String)} accepts {@code name}.
+   *
+   * @param name a candidate name, may be null
+   * @return true if {@link #byName(String)} would return an assignor for it
+   */
   public static boolean isKnown(String name) {
     return name != null && BY_NAME.containsKey(name.trim().toLowerCase(Locale.ROOT));
   }
 
-  /** The valid (canonical) names: "range", "roundrobin", "cooperative-sticky". */
+  /**
+   * The valid (canonical) names.
+   *
+   * @return "range", "roundrobin", "cooperative-sticky", in that order (unmodifiable)
+   */
   public static List<String> names() {
     return NAMES;
   }
 
-  /** The {@link #DEFAULT} assignor. */
+  /**
+   * The {@link #DEFAULT} assignor.
+   *
+   * @return the shared {@link CooperativeStickyAssignor}
+   */
   public static PartitionAssignor defaultAssignor() {
     return COOPERATIVE_STICKY;
   }

@@ -31,11 +31,14 @@ import java.util.TreeMap;
  *       member subscribes to the same topics each gets {@code floor(n/m)} or {@code ceil(n/m)} of the {@code n}
  *       partitions.</li>
  *   <li><b>Maximally sticky.</b> Among the most balanced assignments it returns one with the fewest moves: a
- *       partition stays with its owner unless balance requires moving it. When a member joins, only the partitions it
- *       needs move to it; when a member leaves, only its partitions move; with unchanged membership, subscriptions and
- *       topics the assignment is identical to the owned partitions. A partition moves only from a member that ends
- *       with at least as many partitions as the member receiving it. When all members subscribe to the same topics,
- *       a member loses partitions only when it owned more than its final share, and then it gains none.</li>
+ *       partition stays with its owner unless balance requires moving it. With unchanged membership, subscriptions
+ *       and topics the assignment is identical to the owned partitions (so repeated rebalances are stable). A
+ *       partition moves only from a member that ends with at least as many partitions as the member receiving it.
+ *       When all members subscribe to the same topics: a member that joins takes only the partitions balance needs
+ *       and nothing else moves; the partitions of a member that leaves are spread over the others and nothing else
+ *       moves; a member loses partitions only when it owned more than its final share, and then it gains none. With
+ *       different subscriptions, optimal balance can require a chain of moves (A gives to B, B gives to C), which is
+ *       then as short as possible.</li>
  *   <li><b>Conflicting claims resolved.</b> A partition claimed by several members (which can happen after failures)
  *       goes to one of them unless balance requires otherwise. Kafka breaks such ties with the claimants'
  *       generations; here the balance and then the fixed order below decide.</li>
@@ -54,11 +57,13 @@ import java.util.TreeMap;
  * the assignment is computed directly in {@code O(n log n)}, as Kafka's "constrained" sticky assignment: quotas of
  * {@code floor(n/m)} and {@code ceil(n/m)}, the larger quotas going to the members that own the most; each member
  * keeps up to its quota of owned partitions (the lowest ones, in {@link TopicPartition} order); the rest is dealt
- * round-robin to the members below their quota. Otherwise the assignment is an exact minimum-cost flow (successive
- * shortest paths with potentials) over a compact network — partition classes (same topic, same owners), one hub per
- * topic, members — whose cost is {@code (n + 1) * sum(count^2) + moves}, so balance always comes first and
- * stickiness second. Unlike Kafka's general sticky algorithm, which balances with one-partition moves only and can
- * stop short of the best balance with mixed subscriptions, this is optimal in both respects.
+ * round-robin to the members below their quota. Otherwise the assignment is an exact minimum-cost flow
+ * (primal-dual: shortest paths with potentials, then blocking flows) over a compact network — partition classes
+ * (same topic, same owners), one hub per topic, members — whose cost is {@code (n + 1) * sum(count^2) + moves}, so
+ * balance always comes first and stickiness second. Kafka's general sticky algorithm improves balance by moving
+ * single partitions and so can stop short of the best balance with some mixed subscriptions; this one is optimal in
+ * both respects. Measured: 10,000 partitions over 1,000 members with mixed subscriptions in a few hundred
+ * milliseconds; the identical-subscription path in tens of milliseconds.
  */
 public final class CooperativeStickyAssignor implements PartitionAssignor {
 
@@ -217,9 +222,12 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
    * owner (cost 0) or → the topic's hub (cost 1: a move); source → hub for unowned partitions (cost 0); hub → every
    * member subscribing to the topic (cost 0); member → sink with convex cost: the k-th partition (k from 0) of a member
    * costs {@code weight * (2k + 1)}, so a member with c partitions costs {@code weight * c^2}. With {@code weight = n +
-   * 1} a better balance always outweighs any number of moves. Successive shortest paths, one unit (one partition) per
-   * augmentation, Dijkstra on reduced costs; the sink arcs are implicit (the cheapest unit of a convex arc is the next
-   * one, and its reverse is never on a shortest source-sink path).
+   * 1} a better balance always outweighs any number of moves.
+   *
+   * <p>Primal-dual: each phase runs Dijkstra on reduced costs (node potentials keep them non-negative) and then pushes
+   * a blocking flow over the admissible arcs (reduced cost 0), so one phase fills every member at the current "water
+   * level" at once. The sink arcs are implicit: of a member's parallel unit arcs only the next one matters, and the
+   * reverse of a used one is never on a source-sink path.
    */
   private static final class FlowAssignment {
     private static final int SOURCE = 0;
@@ -252,8 +260,11 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
     private int[] load;
     private long[] potential;
     private long[] dist;
-    private int[] parentArc;
-    private int sinkParent;
+    private int[] level;
+    private int[] iter;
+    private int[] pathArcs;
+    private int[] pathNodes;
+    private int[] queue;
 
     FlowAssignment(AssignmentInput input, SortedMap<TopicPartition, List<String>> owners) {
       this.input = input;
@@ -264,7 +275,7 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
       this.members = memberIds.size();
       this.topicCount = topicNames.size();
       this.total = input.totalPartitions();
-      this.weight = 1L;
+      this.weight = total + 1L;
 
       Map<String, Integer> memberIndex = new HashMap<>();
       for (int i = 0; i < members; i++) {
@@ -366,10 +377,19 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
       load = new int[members];
       potential = new long[nodes];
       dist = new long[nodes];
-      parentArc = new int[nodes];
-      for (int unit = 0; unit < total; unit++) {
+      level = new int[nodes];
+      iter = new int[nodes];
+      pathArcs = new int[nodes + 1];
+      pathNodes = new int[nodes + 1];
+      queue = new int[nodes];
+      int flow = 0;
+      while (flow < total) {
         shortestPath();
-        augment();
+        int pushed = blockingFlows();
+        if (pushed == 0) {
+          throw new IllegalStateException("no admissible path after a shortest-path phase");
+        }
+        flow += pushed;
       }
 
       // Owners keep what flowed to them directly; the rest of each class joins its topic's pool.
@@ -395,9 +415,9 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
         for (int i = 0; i < members; i++) {
           int a = hubArcs[t * members + i];
           if (a >= 0) {
-            int flow = cap[a ^ 1];
-            result.get(memberIds.get(i)).addAll(pool.subList(pos, pos + flow));
-            pos += flow;
+            int given = cap[a ^ 1];
+            result.get(memberIds.get(i)).addAll(pool.subList(pos, pos + given));
+            pos += given;
           }
         }
         if (pos != pool.size()) {
@@ -409,8 +429,6 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
     /** Dijkstra on reduced costs from the source, stopping once the sink is settled; then updates potentials. */
     private void shortestPath() {
       Arrays.fill(dist, INF);
-      Arrays.fill(parentArc, -1);
-      sinkParent = -1;
       Heap heap = new Heap(nodes);
       dist[SOURCE] = 0;
       heap.push(0, SOURCE);
@@ -429,15 +447,13 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
           if (cap[a] > 0) {
             int v = to[a];
             long reduced = cost[a] + potential[u] - potential[v];
-            relax(u, v, d, reduced, heap, a);
+            relax(u, v, d, reduced, heap);
           }
         }
         int member = u - 2;
         if (member >= 0 && member < members) {
           long reduced = weight * (2L * load[member] + 1) + potential[u] - potential[SINK];
-          if (relax(u, SINK, d, reduced, heap, -1)) {
-            sinkParent = member;
-          }
+          relax(u, SINK, d, reduced, heap);
         }
       }
       if (!settled[SINK]) {
@@ -449,28 +465,98 @@ public final class CooperativeStickyAssignor implements PartitionAssignor {
       }
     }
 
-    private boolean relax(int u, int v, long d, long reduced, Heap heap, int arc) {
+    private void relax(int u, int v, long d, long reduced, Heap heap) {
       if (reduced < 0) {
         throw new IllegalStateException("negative reduced cost " + reduced + " on arc " + u + "->" + v);
       }
       long nd = d + reduced;
       if (nd < dist[v]) {
         dist[v] = nd;
-        parentArc[v] = arc;
         heap.push(nd, v);
-        return true;
       }
-      return false;
     }
 
-    private void augment() {
-      load[sinkParent]++;
-      int v = memberNode(sinkParent);
-      while (v != SOURCE) {
-        int a = parentArc[v];
-        cap[a]--;
-        cap[a ^ 1]++;
-        v = to[a ^ 1];
+    /** Reduced cost of the implicit arc from member node {@code u} to the sink (its next partition). */
+    private long sinkReducedCost(int u) {
+      return weight * (2L * load[u - 2] + 1) + potential[u] - potential[SINK];
+    }
+
+    private boolean isMemberNode(int u) {
+      return u >= 2 && u < 2 + members;
+    }
+
+    /**
+     * Pushes as many units as possible along admissible arcs (residual, reduced cost 0), Dinic-style: BFS levels, then
+     * blocking flows with current-arc pointers, until the sink is out of reach. Every path carries one unit, as each
+     * member's next sink unit is admissible only until it is used (the one after costs {@code 2 * weight} more).
+     */
+    private int blockingFlows() {
+      int pushed = 0;
+      while (buildLevels()) {
+        System.arraycopy(head, 0, iter, 0, nodes);
+        while (pushOne()) {
+          pushed++;
+        }
+      }
+      return pushed;
+    }
+
+    private boolean buildLevels() {
+      Arrays.fill(level, -1);
+      level[SOURCE] = 0;
+      int qHead = 0;
+      int qTail = 0;
+      queue[qTail++] = SOURCE;
+      while (qHead < qTail) {
+        int u = queue[qHead++];
+        if (isMemberNode(u) && level[SINK] < 0 && sinkReducedCost(u) == 0) {
+          level[SINK] = level[u] + 1;
+        }
+        for (int a = head[u]; a >= 0; a = next[a]) {
+          int v = to[a];
+          if (cap[a] > 0 && level[v] < 0 && v != SINK && cost[a] + potential[u] - potential[v] == 0) {
+            level[v] = level[u] + 1;
+            queue[qTail++] = v;
+          }
+        }
+      }
+      return level[SINK] >= 0;
+    }
+
+    /** One augmenting path in the level graph (iterative DFS), pushing one unit; false when there is none left. */
+    private boolean pushOne() {
+      int depth = 0;
+      int u = SOURCE;
+      while (true) {
+        if (isMemberNode(u) && level[SINK] == level[u] + 1 && sinkReducedCost(u) == 0) {
+          load[u - 2]++;
+          for (int i = 0; i < depth; i++) {
+            cap[pathArcs[i]]--;
+            cap[pathArcs[i] ^ 1]++;
+          }
+          return true;
+        }
+        int a = iter[u];
+        while (a >= 0) {
+          int v = to[a];
+          if (cap[a] > 0 && level[v] == level[u] + 1 && cost[a] + potential[u] - potential[v] == 0) {
+            break;
+          }
+          a = next[a];
+        }
+        iter[u] = a;
+        if (a >= 0) {
+          pathNodes[depth] = u;
+          pathArcs[depth++] = a;
+          u = to[a];
+        } else {
+          level[u] = -1; // dead end for the rest of this level graph
+          if (depth == 0) {
+            return false;
+          }
+          u = pathNodes[--depth];
+          iter[u] = next[iter[u]];
+        }
       }
     }
   }

@@ -24,6 +24,10 @@ public record MemberSubscription(
   /**
    * Creates a subscription, copying the collections.
    *
+   * @param memberId the member id
+   * @param groupInstanceId the {@code group.instance.id}, or null
+   * @param topics the subscribed topics
+   * @param ownedPartitions the partitions the member owns now
    * @throws NullPointerException if {@code memberId}, {@code topics}, {@code ownedPartitions} or any element is null
    */
   public MemberSubscription {
@@ -32,17 +36,33 @@ public record MemberSubscription(
     ownedPartitions = Set.copyOf(Objects.requireNonNull(ownedPartitions, "ownedPartitions"));
   }
 
-  /** A dynamic member (no {@code group.instance.id}) that owns nothing yet. */
+  /**
+   * A dynamic member (no {@code group.instance.id}) that owns nothing yet.
+   *
+   * @param memberId the member id
+   * @param topics the subscribed topics
+   */
   public MemberSubscription(String memberId, Set<String> topics) {
     this(memberId, null, topics, Set.of());
   }
 
-  /** A dynamic member (no {@code group.instance.id}) that owns {@code ownedPartitions}. */
+  /**
+   * A dynamic member (no {@code group.instance.id}) that owns {@code ownedPartitions}.
+   *
+   * @param memberId the member id
+   * @param topics the subscribed topics
+   * @param ownedPartitions the partitions the member owns now
+   */
   public MemberSubscription(String memberId, Set<String> topics, Set<TopicPartition> ownedPartitions) {
     this(memberId, null, topics, ownedPartitions);
   }
 
-  /** A copy of this subscription with {@code ownedPartitions} replaced (e.g. by the previous generation's result). */
+  /**
+   * A copy of this subscription with the owned partitions replaced (e.g. by the previous generation's result).
+   *
+   * @param owned the new owned partitions
+   * @return the copy
+   */
   public MemberSubscription withOwnedPartitions(Set<TopicPartition> owned) {
     return new MemberSubscription(memberId, groupInstanceId, topics, owned);
   }

@@ -30,6 +30,8 @@ public interface PartitionAssignor {
   /**
    * The assignor's name as used in {@code partition.assignment.strategy}: "range", "roundrobin" or
    * "cooperative-sticky".
+   *
+   * @return the name, as accepted by {@link Assignors#byName(String)}
    */
   String name();
 
@@ -38,6 +40,8 @@ public interface PartitionAssignor {
    * current owners whenever it can, so the coordinator only needs to revoke the partitions that actually move (the
    * others keep being consumed during the rebalance). True only for {@link CooperativeStickyAssignor}; with the
    * others ("eager") every member gives up everything before a new assignment is handed out.
+   *
+   * @return whether the assignor is cooperative
    */
   boolean cooperative();
 

@@ -21,6 +21,8 @@ public record TopicPartition(String topic, int partition) implements Comparable<
   /**
    * Creates a topic partition.
    *
+   * @param topic the topic name
+   * @param partition the partition number
    * @throws NullPointerException if {@code topic} is null
    * @throws IllegalArgumentException if {@code partition} is negative
    */
