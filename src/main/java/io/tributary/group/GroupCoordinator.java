@@ -948,14 +948,18 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
             "member " + c.memberId() + " is not in group " + g.groupId, g.generation));
         return;
       }
-      if (c.generation() != m.pushedGeneration) {
+      // the current generation, or the one the member last acknowledged while a push is on its way: partitions it
+      // acknowledged owning have not been given to anyone else, so their offsets are still its to commit
+      boolean current = c.generation() == m.pushedGeneration;
+      boolean previousStillOwned = c.generation() == m.ackedGeneration && m.ackedGeneration >= 0;
+      if (!current && !previousStillOwned) {
         c.replyTo().tell(new GroupResponse(ErrorCode.ILLEGAL_GENERATION, "generation " + c.generation()
             + " is stale: the member's current generation is " + m.pushedGeneration, g.generation));
         return;
       }
       for (PartitionOffset o : c.offsets()) {
         PartitionRef p = new PartitionRef(o.topic(), o.partition());
-        if (!m.owned.contains(p) && !m.assigned.contains(p)) {
+        if (current ? !m.owned.contains(p) && !m.assigned.contains(p) : !m.owned.contains(p)) {
           c.replyTo().tell(new GroupResponse(ErrorCode.ILLEGAL_GENERATION, "partition " + p
               + " is not assigned to member " + m.memberId + " in generation " + m.pushedGeneration, g.generation));
           return;
