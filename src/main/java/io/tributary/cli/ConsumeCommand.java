@@ -1,10 +1,14 @@
 package io.tributary.cli;
 
+import io.tributary.client.ClientConfig;
 import io.tributary.client.Consumer;
 import io.tributary.client.ConsumerRecord;
 import io.tributary.client.Deserializer;
 import io.tributary.client.TopicPartition;
 import io.tributary.client.TributaryClient;
+import io.tributary.client.TributaryException;
+import io.tributary.client.WakeupException;
+import io.tributary.protocol.ErrorCode;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -18,18 +22,30 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
- * {@code tributary consume}: prints the records of a topic, one per line, as Kafka's {@code kafka-console-consumer}
- * with manual assignment (every partition of the topic, or {@code --partition}). Starts at the end of each partition
- * (only new records) unless {@code --from-beginning} or {@code --offset}. Stops after {@code --max-messages}, or when
- * no record arrived for {@code --timeout-ms}, or on Ctrl-C; then prints {@code Processed a total of N messages} on
- * stderr and exits 0.
+ * {@code tributary consume}: prints the records of a topic, one per line, as Kafka's {@code kafka-console-consumer}.
+ *
+ * <p>Without a group: manual assignment (every partition of the topic, or {@code --partition}), starting at the end of
+ * each partition (only new records) unless {@code --from-beginning} or {@code --offset}.
+ *
+ * <p>With {@code --group G} (or {@code --consumer-property group.id=G} without {@code --partition}): the consumer
+ * subscribes to the topic as a member of group G, so the topic's partitions are shared with the group's other
+ * members; each partition starts at the group's committed offset, or where {@code auto.offset.reset} says when none
+ * is committed ({@code --from-beginning} means {@code earliest}; the default is {@code latest}). Offsets are committed
+ * automatically ({@code enable.auto.commit}) and on exit.
+ *
+ * <p>Stops after {@code --max-messages}, or when no record arrived for {@code --timeout-ms}, or on Ctrl-C / SIGTERM;
+ * then closes the consumer (a group member commits its offsets and leaves the group), prints {@code Processed a total
+ * of N messages} on stderr and exits 0.
  */
 @Command(
     name = "consume",
@@ -53,8 +69,15 @@ final class ConsumeCommand implements Callable<Integer> {
       description = "Start at the earliest record of each partition (default: only records written from now on).")
   boolean fromBeginning;
 
-  @Option(names = "--partition", paramLabel = "N", description = "Read only this partition.")
+  @Option(names = "--partition", paramLabel = "N", description = "Read only this partition (not with --group).")
   Integer partition;
+
+  @Option(
+      names = "--group",
+      paramLabel = "GROUP",
+      description = "Consume as a member of this consumer group: share the topic's partitions with the group's other"
+          + " members, start at the group's committed offsets, commit offsets automatically and on exit.")
+  String group;
 
   @Option(
       names = "--offset",
@@ -83,7 +106,8 @@ final class ConsumeCommand implements Callable<Integer> {
   @Option(
       names = "--consumer-property",
       paramLabel = "KEY=VALUE",
-      description = "A consumer setting, Kafka's names (max.poll.records, fetch.max.wait.ms, ...; repeatable).")
+      description = "A consumer setting, Kafka's names (max.poll.records, fetch.max.wait.ms, session.timeout.ms,"
+          + " partition.assignment.strategy, ...; repeatable).")
   Map<String, String> consumerProperties = new LinkedHashMap<>();
 
   @Spec CommandLine.Model.CommandSpec spec;
@@ -96,6 +120,7 @@ final class ConsumeCommand implements Callable<Integer> {
     CommandLine cl = spec.commandLine();
     bootstrap.validate(cl);
     RecordFormatter formatter = new RecordFormatter(new CliProperties(properties, RecordFormatter.PROPERTIES, cl));
+    String groupId = groupId(cl);
     long startOffset = validateOffsets(cl);
     if (maxMessages != null && maxMessages < 1) {
       throw new CommandLine.ParameterException(cl, "--max-messages must be at least 1, was " + maxMessages);
@@ -104,6 +129,15 @@ final class ConsumeCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(cl, "--timeout-ms must be >= 0, was " + timeoutMs);
     }
     Map<String, Object> config = new HashMap<>(consumerProperties);
+    if (groupId != null) {
+      if (groupId.isEmpty()) {
+        throw new TributaryException(ErrorCode.INVALID_GROUP_ID, "group.id must not be empty");
+      }
+      config.put(ClientConfig.GROUP_ID, groupId);
+      if (fromBeginning) {
+        config.put(ClientConfig.AUTO_OFFSET_RESET, "earliest");
+      }
+    }
 
     PrintWriter err = cl.getErr();
     AtomicLong count = new AtomicLong();
@@ -115,50 +149,79 @@ final class ConsumeCommand implements Callable<Integer> {
       }
     };
     Thread hook = new Thread(report, "consume-total");
+    // Ctrl-C and SIGTERM end the loop below; the consumer is then closed by this thread (committing and leaving its
+    // group) before the JVM shuts down, rather than in a shutdown hook racing the client's ActorSystem
+    Map<Signal, SignalHandler> previousHandlers = new HashMap<>();
+    AtomicBoolean stopping = new AtomicBoolean();
+    AtomicReference<Consumer<?, ?>> current = new AtomicReference<>();
+    installStopHandlers(previousHandlers, () -> {
+      stopping.set(true);
+      Consumer<?, ?> c = current.get();
+      if (c != null) {
+        c.wakeup();
+      }
+    });
     try (TributaryClient client = bootstrap.connect(cl, config)) {
-      List<TopicPartition> partitions = partitions(BootstrapOption.partitionCount(client, topic));
+      int partitionCount = BootstrapOption.partitionCount(client, topic);
       Consumer<byte[], byte[]> consumer =
           client.consumer(config, Deserializer.byteArray(), Deserializer.byteArray());
-      Runtime.getRuntime().addShutdownHook(hook); // from here on, Ctrl-C prints the total as well
-      consumer.assign(partitions);
-      if (startOffset >= 0) {
-        consumer.seek(partitions.get(0), startOffset);
-      } else if (startOffset == EARLIEST) {
-        consumer.seekToBeginning(partitions);
-      } else {
-        consumer.seekToEnd(partitions);
-      }
-      partitions.forEach(consumer::position); // resolve now, so "latest" means: from when the command started
-
+      current.set(consumer);
+      Runtime.getRuntime().addShutdownHook(hook); // from here on, an abrupt exit prints the total as well
       BufferedOutputStream sink = new BufferedOutputStream(out, 64 * 1024);
-      long lastRecordAt = System.nanoTime();
       long limit = maxMessages == null ? Long.MAX_VALUE : maxMessages;
-      while (count.get() < limit) {
-        long waitMs = 1000;
-        if (timeoutMs != null) {
-          long leftMs = timeoutMs - (System.nanoTime() - lastRecordAt) / 1_000_000;
-          if (leftMs <= 0) {
-            break;
+      try {
+        if (groupId != null) {
+          consumer.subscribe(List.of(topic));
+        } else {
+          List<TopicPartition> partitions = partitions(partitionCount);
+          consumer.assign(partitions);
+          if (startOffset >= 0) {
+            consumer.seek(partitions.get(0), startOffset);
+          } else if (startOffset == EARLIEST) {
+            consumer.seekToBeginning(partitions);
+          } else {
+            consumer.seekToEnd(partitions);
           }
-          waitMs = Math.min(waitMs, leftMs);
+          partitions.forEach(consumer::position); // resolve now, so "latest" means: from when the command started
         }
-        List<ConsumerRecord<byte[], byte[]>> records = consumer.poll(Duration.ofMillis(waitMs));
-        for (ConsumerRecord<byte[], byte[]> r : records) {
-          if (count.get() >= limit) {
-            break;
+        long lastRecordAt = System.nanoTime();
+        while (count.get() < limit && !stopping.get()) {
+          long waitMs = 1000;
+          if (timeoutMs != null) {
+            long leftMs = timeoutMs - (System.nanoTime() - lastRecordAt) / 1_000_000;
+            if (leftMs <= 0) {
+              break;
+            }
+            waitMs = Math.min(waitMs, leftMs);
           }
-          formatter.write(r, sink);
-          count.incrementAndGet();
+          List<ConsumerRecord<byte[], byte[]>> records = consumer.poll(Duration.ofMillis(waitMs));
+          Map<TopicPartition, Long> unprinted = new HashMap<>();
+          for (ConsumerRecord<byte[], byte[]> r : records) {
+            if (count.get() >= limit) {
+              unprinted.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
+              continue;
+            }
+            formatter.write(r, sink);
+            count.incrementAndGet();
+          }
+          // --max-messages reached within a batch: back to the first record not printed, so that the offsets
+          // committed on close cover exactly the records printed
+          unprinted.forEach(consumer::seek);
+          if (!records.isEmpty()) {
+            sink.flush();
+            lastRecordAt = System.nanoTime();
+          }
         }
-        if (!records.isEmpty()) {
-          sink.flush();
-          lastRecordAt = System.nanoTime();
+      } catch (WakeupException e) {
+        if (!stopping.get()) {
+          throw e;
         }
       }
       sink.flush();
       consumer.close();
       report.run();
     } finally {
+      previousHandlers.forEach(ConsumeCommand::restoreHandler);
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
       } catch (IllegalStateException e) {
@@ -168,8 +231,66 @@ final class ConsumeCommand implements Callable<Integer> {
     return Main.EXIT_OK;
   }
 
+  /**
+   * The group of this consumer: {@code --group}, else {@code --consumer-property group.id} unless {@code
+   * --partition} is given (manual assignment then, committing to that group); null for none.
+   */
+  private String groupId(CommandLine cl) {
+    String property = consumerProperties.get(ClientConfig.GROUP_ID);
+    if (group != null) {
+      if (property != null && !property.equals(group)) {
+        throw new CommandLine.ParameterException(cl, "--group " + group + " and --consumer-property group.id="
+            + property + " disagree; give the group once");
+      }
+      if (partition != null) {
+        throw new CommandLine.ParameterException(cl, "--partition cannot be used with --group: the group assigns"
+            + " the partitions");
+      }
+    }
+    String groupId = group != null ? group : partition == null ? property : null;
+    if (groupId != null && fromBeginning) {
+      String reset = consumerProperties.get(ClientConfig.AUTO_OFFSET_RESET);
+      if (reset != null && !reset.equals("earliest")) {
+        throw new CommandLine.ParameterException(cl, "--from-beginning and --consumer-property auto.offset.reset="
+            + reset + " disagree");
+      }
+    }
+    return groupId;
+  }
+
+  /** Installs {@code onStop} for SIGINT and SIGTERM, keeping the previous handlers; a second signal exits at once. */
+  private static void installStopHandlers(Map<Signal, SignalHandler> previous, Runnable onStop) {
+    AtomicBoolean signalled = new AtomicBoolean();
+    for (String name : new String[] {"INT", "TERM"}) {
+      try {
+        Signal signal = new Signal(name);
+        previous.put(signal, Signal.handle(signal, s -> {
+          if (signalled.compareAndSet(false, true)) {
+            onStop.run();
+          } else {
+            System.exit(128 + s.getNumber());
+          }
+        }));
+      } catch (IllegalArgumentException e) {
+        // the signal is not available here (e.g. -Xrs): Ctrl-C then ends the JVM as usual
+      }
+    }
+  }
+
+  private static void restoreHandler(Signal signal, SignalHandler handler) {
+    try {
+      Signal.handle(signal, handler);
+    } catch (IllegalArgumentException e) {
+      // leave it
+    }
+  }
+
   /** The start offset: a number, {@link #EARLIEST} or {@link #LATEST}. */
   private long validateOffsets(CommandLine cl) {
+    if (group != null && offset != null) {
+      throw new CommandLine.ParameterException(cl, "--offset cannot be used with --group: a group member starts at"
+          + " the group's committed offsets");
+    }
     if (offset != null && partition == null) {
       throw new CommandLine.ParameterException(cl, "--offset needs --partition");
     }

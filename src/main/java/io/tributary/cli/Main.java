@@ -13,7 +13,7 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 
 /**
- * The {@code tributary} command line: {@code server}, {@code topics}, {@code produce}, {@code consume},
+ * The {@code tributary} command line: {@code server}, {@code topics}, {@code groups}, {@code produce}, {@code consume},
  * {@code perf produce|consume} and {@code quickstart}, with Kafka's flag names.
  *
  * <p>Exit codes scripts can trust: {@value #EXIT_OK} success, {@value #EXIT_FAILURE} failure (one line
@@ -29,6 +29,7 @@ import picocli.CommandLine.ScopeType;
     subcommands = {
       ServerCommand.class,
       TopicsCommand.class,
+      GroupsCommand.class,
       ProduceCommand.class,
       ConsumeCommand.class,
       PerfCommand.class,

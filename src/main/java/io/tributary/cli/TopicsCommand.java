@@ -6,17 +6,12 @@ import io.tributary.client.TributaryException;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.PartitionDescription;
 import io.tributary.protocol.TopicDescription;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -107,17 +102,7 @@ final class TopicsCommand implements Callable<Integer> {
   }
 
   private Map<String, Object> clientConfig() {
-    Map<String, Object> config = new HashMap<>();
-    if (commandConfig != null) {
-      Properties props = new Properties();
-      try (Reader in = Files.newBufferedReader(commandConfig)) {
-        props.load(in);
-      } catch (IOException e) {
-        throw new CliException("Cannot read --command-config " + commandConfig + ": " + e.getMessage(), e);
-      }
-      props.stringPropertyNames().forEach(k -> config.put(k, props.getProperty(k)));
-    }
-    return config;
+    return CommandConfig.load(commandConfig);
   }
 
   private void validate() {

@@ -42,7 +42,7 @@ class CommandLineTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "topics", "produce", "consume", "server", "quickstart", "perf", "perf produce",
+  @ValueSource(strings = {"", "topics", "groups", "produce", "consume", "server", "quickstart", "perf", "perf produce",
       "perf consume"})
   void helpWorksEverywhere(String command) {
     String[] words = command.isEmpty() ? new String[0] : command.split(" ");
