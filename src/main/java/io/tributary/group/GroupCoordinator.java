@@ -698,6 +698,11 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     }
     Map<String, Integer> before = metadata;
     metadata = Map.copyOf(m.partitionsPerTopic());
+    Set<String> deleted = new HashSet<>(before.keySet());
+    deleted.removeAll(metadata.keySet());
+    if (!deleted.isEmpty()) {
+      forgetOffsetsOf(deleted);
+    }
     if (!before.equals(metadata)) {
       for (Group g : groups.values()) {
         if (g.hasPresentMembers() && !subscribed(g, before).equals(subscribed(g, metadata))) {
@@ -1134,6 +1139,23 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     }, true));
   }
 
+  /** A deleted topic's committed offsets go too (as Kafka removes them with the topic). */
+  private void forgetOffsetsOf(Set<String> deletedTopics) {
+    for (Map.Entry<String, Map<PartitionRef, PartitionOffset>> e : new ArrayList<>(offsets.entrySet())) {
+      List<PartitionOffset> tombstones = new ArrayList<>();
+      for (PartitionOffset o : e.getValue().values()) {
+        if (deletedTopics.contains(o.topic())) {
+          tombstones.add(new PartitionOffset(o.topic(), o.partition(), -1, null));
+        }
+      }
+      if (!tombstones.isEmpty()) {
+        ctx.getLog().info("Topics {} were deleted: removing their committed offsets of group {}", deletedTopics,
+            e.getKey());
+        writeOffsets(e.getKey(), tombstones, error -> { });
+      }
+    }
+  }
+
   private void onOffsetFetch(OffsetFetch f) {
     Map<PartitionRef, PartitionOffset> m = offsets.getOrDefault(f.groupId(), Map.of());
     List<PartitionOffset> out = new ArrayList<>();
@@ -1171,8 +1193,8 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
   private void onDeleteGroup(DeleteGroup d) {
     Group g = groups.get(d.groupId());
     if (g == null || (g.members.isEmpty() && !offsets.containsKey(d.groupId()))) {
-      d.replyTo().tell(new GroupResponse(ErrorCode.GROUP_ID_NOT_FOUND, "Group " + d.groupId() + " does not exist",
-          -1));
+      d.replyTo().tell(new GroupResponse(ErrorCode.GROUP_ID_NOT_FOUND,
+          "Consumer group '" + d.groupId() + "' does not exist.", -1));
       return;
     }
     if (g.hasPresentMembers() || !g.members.isEmpty()) {
