@@ -162,11 +162,100 @@ public final class ClientConfig {
   /**
    * {@value}: where a partition without a position starts, and what happens when its position is out of range
    * (string): {@code earliest} (the log start offset), {@code latest} (the high watermark: only new records), {@code
-   * none} (throw {@code OFFSET_OUT_OF_RANGE}). Default {@value #DEFAULT_AUTO_OFFSET_RESET}.
+   * none} (throw). Default {@value #DEFAULT_AUTO_OFFSET_RESET}. With a {@code group.id}, a new partition starts at
+   * the group's committed offset and this setting applies only when there is none. With {@code none}, a partition
+   * without a position throws {@link NoOffsetForPartitionException} from {@code poll()}, and a position out of range
+   * throws {@link TributaryException} {@code OFFSET_OUT_OF_RANGE}.
    */
   public static final String AUTO_OFFSET_RESET = "auto.offset.reset";
   /** Default of {@link #AUTO_OFFSET_RESET}. */
   public static final String DEFAULT_AUTO_OFFSET_RESET = "latest";
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Consumer groups
+
+  /**
+   * {@value}: the consumer group (string). No default. Required by {@code subscribe()} and by the offset APIs
+   * ({@code commitSync}, {@code commitAsync}, {@code committed}); without it, or when it is the empty string, they
+   * throw {@link TributaryException} {@code INVALID_GROUP_ID}. With a group id, partitions start at the group's
+   * committed offsets, also with manual assignment.
+   */
+  public static final String GROUP_ID = "group.id";
+
+  /**
+   * {@value}: a unique, stable name of this consumer instance in its group, for static membership (string, not
+   * empty). No default (dynamic membership). A static member does not leave the group on {@code close()}: if it comes
+   * back within {@code session.timeout.ms} it gets its partitions back without a rebalance of the others. A second
+   * live consumer with the same instance id fences the first (it gets {@code FENCED_INSTANCE_ID}).
+   */
+  public static final String GROUP_INSTANCE_ID = "group.instance.id";
+
+  /**
+   * {@value}: a name for this client in the broker's group descriptions (string). Default: {@code consumer-<group
+   * id>-<n>}, n counting the consumers made in this JVM.
+   */
+  public static final String CLIENT_ID = "client.id";
+
+  /**
+   * {@value}: how long the group coordinator keeps a member that sends no heartbeat, in ms (int, ≥ 1). Default
+   * {@value #DEFAULT_SESSION_TIMEOUT_MS}. The broker bounds it (else {@code INVALID_SESSION_TIMEOUT}). The consumer
+   * also considers itself out of the group when none of its heartbeats was answered for this long: its partitions
+   * are then lost ({@link ConsumerRebalanceListener#onPartitionsLost}) and it rejoins.
+   */
+  public static final String SESSION_TIMEOUT_MS = "session.timeout.ms";
+  /** Default of {@link #SESSION_TIMEOUT_MS}: 45 s. */
+  public static final int DEFAULT_SESSION_TIMEOUT_MS = 45_000;
+
+  /**
+   * {@value}: the interval between heartbeats to the group coordinator, in ms (int, ≥ 1, below {@code
+   * session.timeout.ms}). Default {@value #DEFAULT_HEARTBEAT_INTERVAL_MS}. Heartbeats are sent by the consumer's
+   * member actor, independently of {@code poll()}.
+   */
+  public static final String HEARTBEAT_INTERVAL_MS = "heartbeat.interval.ms";
+  /** Default of {@link #HEARTBEAT_INTERVAL_MS}: 3 s. */
+  public static final int DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000;
+
+  /**
+   * {@value}: the longest time between two calls of {@code poll()} by a subscribed consumer, in ms (int, ≥ 1).
+   * Default {@value #DEFAULT_MAX_POLL_INTERVAL_MS}. When it passes, the consumer leaves the group (as Kafka's
+   * heartbeat thread does; a static member only stops heartbeating) so that its partitions go to live members; the
+   * next {@code poll()} reports them lost and rejoins. It is also the time the coordinator waits for members to give
+   * up revoked partitions during a rebalance.
+   */
+  public static final String MAX_POLL_INTERVAL_MS = "max.poll.interval.ms";
+  /** Default of {@link #MAX_POLL_INTERVAL_MS}: 5 minutes. */
+  public static final int DEFAULT_MAX_POLL_INTERVAL_MS = 300_000;
+
+  /**
+   * {@value}: the partition assignors this consumer supports, in order of preference (comma-separated string or a
+   * {@link java.util.List}). Default {@value #DEFAULT_PARTITION_ASSIGNMENT_STRATEGY}. Valid names: {@code range},
+   * {@code roundrobin} (eager: every rebalance revokes all partitions), {@code cooperative-sticky} (incremental: only
+   * the partitions that move are revoked). Kafka's class names ({@code
+   * org.apache.kafka.clients.consumer.RangeAssignor}, {@code ...RoundRobinAssignor}, {@code
+   * ...CooperativeStickyAssignor}) are accepted for the same assignors. The group uses the first assignor every
+   * member supports.
+   */
+  public static final String PARTITION_ASSIGNMENT_STRATEGY = "partition.assignment.strategy";
+  /** Default of {@link #PARTITION_ASSIGNMENT_STRATEGY}. */
+  public static final String DEFAULT_PARTITION_ASSIGNMENT_STRATEGY = "cooperative-sticky";
+
+  /**
+   * {@value}: whether the consumer commits its positions by itself (boolean: {@code true} / {@code false}). Default:
+   * {@code true} when {@code group.id} is set, else {@code false} ({@code true} without a group id is rejected).
+   * Auto-commit commits the positions of the assigned partitions that moved: asynchronously inside {@code poll()} at
+   * most every {@code auto.commit.interval.ms}, and synchronously before partitions are revoked and on {@code
+   * close()}. Positions are those after the records already returned by {@code poll()}, so records are processed at
+   * least once.
+   */
+  public static final String ENABLE_AUTO_COMMIT = "enable.auto.commit";
+
+  /**
+   * {@value}: the least time between two auto-commits inside {@code poll()}, in ms (int, ≥ 0). Default {@value
+   * #DEFAULT_AUTO_COMMIT_INTERVAL_MS}.
+   */
+  public static final String AUTO_COMMIT_INTERVAL_MS = "auto.commit.interval.ms";
+  /** Default of {@link #AUTO_COMMIT_INTERVAL_MS}: 5 s. */
+  public static final int DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
 
   private ClientConfig() {}
 
@@ -247,6 +336,107 @@ public final class ClientConfig {
       }
     }
     throw invalid(key, raw, "must be one of " + String.join(", ", choices));
+  }
+
+  /**
+   * A string setting, {@code null} when absent.
+   *
+   * @throws IllegalArgumentException if the value is not a {@link String}
+   */
+  static String getString(Map<String, ?> config, String key) {
+    Object raw = config == null ? null : config.get(key);
+    if (raw == null) {
+      return null;
+    }
+    if (!(raw instanceof String s)) {
+      throw invalid(key, raw, "expected a string, got " + raw.getClass().getName());
+    }
+    return s;
+  }
+
+  /**
+   * A boolean setting: {@link Boolean}, or the strings {@code true} / {@code false} (case-insensitive).
+   *
+   * @throws IllegalArgumentException for any other value
+   */
+  static boolean getBoolean(Map<String, ?> config, String key, boolean defaultValue) {
+    Object raw = config == null ? null : config.get(key);
+    if (raw == null) {
+      return defaultValue;
+    }
+    if (raw instanceof Boolean b) {
+      return b;
+    }
+    String s = raw.toString().trim().toLowerCase(Locale.ROOT);
+    if (s.equals("true")) {
+      return true;
+    }
+    if (s.equals("false")) {
+      return false;
+    }
+    throw invalid(key, raw, "expected true or false");
+  }
+
+  /**
+   * A list setting: a comma-separated string or a {@link java.util.Collection}; blank entries are dropped, the others
+   * trimmed.
+   *
+   * @throws IllegalArgumentException if the value is neither
+   */
+  static java.util.List<String> getList(Map<String, ?> config, String key, String defaultValue) {
+    Object raw = config == null ? null : config.get(key);
+    java.util.List<String> out = new java.util.ArrayList<>();
+    if (raw == null) {
+      raw = defaultValue;
+    }
+    if (raw instanceof String s) {
+      for (String part : s.split(",")) {
+        if (!part.isBlank()) {
+          out.add(part.trim());
+        }
+      }
+    } else if (raw instanceof java.util.Collection<?> c) {
+      for (Object o : c) {
+        if (o != null && !o.toString().isBlank()) {
+          out.add(o.toString().trim());
+        }
+      }
+    } else {
+      throw invalid(key, raw, "expected a comma-separated string or a list");
+    }
+    return out;
+  }
+
+  /**
+   * The {@code partition.assignment.strategy} setting as canonical assignor names, duplicates dropped.
+   *
+   * @throws IllegalArgumentException if it is empty or names an unknown assignor
+   */
+  static java.util.List<String> getAssignors(Map<String, ?> config) {
+    java.util.List<String> names =
+        getList(config, PARTITION_ASSIGNMENT_STRATEGY, DEFAULT_PARTITION_ASSIGNMENT_STRATEGY);
+    java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+    for (String name : names) {
+      String canonical =
+          switch (name.toLowerCase(Locale.ROOT)) {
+            case "range", "org.apache.kafka.clients.consumer.rangeassignor" -> "range";
+            case "roundrobin", "org.apache.kafka.clients.consumer.roundrobinassignor" -> "roundrobin";
+            case "cooperative-sticky", "org.apache.kafka.clients.consumer.cooperativestickyassignor" ->
+                "cooperative-sticky";
+            default -> throw invalid(
+                PARTITION_ASSIGNMENT_STRATEGY,
+                config.get(PARTITION_ASSIGNMENT_STRATEGY),
+                "unknown assignor '" + name + "'; valid: range, roundrobin, cooperative-sticky");
+          };
+      out.add(canonical);
+    }
+    if (out.isEmpty()) {
+      throw invalid(
+          PARTITION_ASSIGNMENT_STRATEGY,
+          config.get(PARTITION_ASSIGNMENT_STRATEGY),
+          "at least one assignor is needed (range, roundrobin, cooperative-sticky)");
+    }
+    return java.util.List.copyOf(out);
   }
 
   /**

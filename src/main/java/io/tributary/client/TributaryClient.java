@@ -282,6 +282,11 @@ public final class TributaryClient implements AutoCloseable {
     return AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
   }
 
+  /** The gateway actor requests go to (for actors of the library that ask it themselves). */
+  ActorRef<ClientRequest> gateway() {
+    return gateway;
+  }
+
   /** Sends a request without waiting for an answer (acks=0 produce). */
   void tell(ClientRequest request) {
     gateway.tell(request);

@@ -132,6 +132,84 @@ class ClientConfigTest {
   }
 
   @Test
+  void consumerGroupDefaultsAreKafkas() {
+    ConsumerSettings s = ConsumerSettings.from(Map.of());
+    assertEquals(null, s.groupId());
+    assertEquals(null, s.groupInstanceId());
+    assertEquals(45_000, s.sessionTimeoutMs());
+    assertEquals(3_000, s.heartbeatIntervalMs());
+    assertEquals(300_000, s.maxPollIntervalMs());
+    assertEquals(java.util.List.of("cooperative-sticky"), s.assignors());
+    assertEquals(false, s.enableAutoCommit(), "no auto-commit without a group");
+    assertEquals(5_000, s.autoCommitIntervalMs());
+    assertTrue(s.clientId().startsWith("consumer-"), s.clientId());
+
+    ConsumerSettings g = ConsumerSettings.from(Map.of(ClientConfig.GROUP_ID, "orders"));
+    assertEquals("orders", g.groupId());
+    assertEquals(true, g.enableAutoCommit(), "auto-commit by default with a group");
+    assertTrue(g.clientId().startsWith("consumer-orders-"), g.clientId());
+    assertEquals("me", ConsumerSettings.from(Map.of(ClientConfig.CLIENT_ID, "me")).clientId());
+    assertEquals(
+        false,
+        ConsumerSettings.from(Map.of(ClientConfig.GROUP_ID, "g", ClientConfig.ENABLE_AUTO_COMMIT, false))
+            .enableAutoCommit());
+    assertEquals(
+        true,
+        ConsumerSettings.from(Map.of(ClientConfig.GROUP_ID, "g", ClientConfig.ENABLE_AUTO_COMMIT, " TRUE "))
+            .enableAutoCommit());
+  }
+
+  @Test
+  void assignmentStrategyTakesNamesListsAndKafkasClassNames() {
+    assertEquals(
+        java.util.List.of("range", "cooperative-sticky"),
+        ConsumerSettings.from(Map.of(ClientConfig.PARTITION_ASSIGNMENT_STRATEGY, " range , cooperative-sticky"))
+            .assignors());
+    assertEquals(
+        java.util.List.of("roundrobin", "range"),
+        ConsumerSettings.from(
+                Map.of(ClientConfig.PARTITION_ASSIGNMENT_STRATEGY, java.util.List.of("roundrobin", "range")))
+            .assignors());
+    assertEquals(
+        java.util.List.of("range", "cooperative-sticky"),
+        ConsumerSettings.from(
+                Map.of(
+                    ClientConfig.PARTITION_ASSIGNMENT_STRATEGY,
+                    "org.apache.kafka.clients.consumer.RangeAssignor,"
+                        + "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"))
+            .assignors());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"sticky", "", " , ", "range,bogus"})
+  void badAssignmentStrategyNamesTheKey(String value) {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ConsumerSettings.from(Map.of(ClientConfig.PARTITION_ASSIGNMENT_STRATEGY, value)));
+    assertTrue(e.getMessage().contains("partition.assignment.strategy"), e.getMessage());
+  }
+
+  @Test
+  void badGroupSettingsNameTheKey() {
+    assertBadConsumer(
+        "heartbeat.interval.ms",
+        Map.of(ClientConfig.HEARTBEAT_INTERVAL_MS, 10_000, ClientConfig.SESSION_TIMEOUT_MS, 10_000));
+    assertBadConsumer("enable.auto.commit", Map.of(ClientConfig.ENABLE_AUTO_COMMIT, "true"));
+    assertBadConsumer("enable.auto.commit", Map.of(ClientConfig.GROUP_ID, "g", ClientConfig.ENABLE_AUTO_COMMIT, "yes"));
+    assertBadConsumer("group.instance.id", Map.of(ClientConfig.GROUP_ID, "g", ClientConfig.GROUP_INSTANCE_ID, ""));
+    assertBadConsumer("session.timeout.ms", Map.of(ClientConfig.SESSION_TIMEOUT_MS, 0));
+    assertBadConsumer("max.poll.interval.ms", Map.of(ClientConfig.MAX_POLL_INTERVAL_MS, "soon"));
+    assertBadConsumer("auto.commit.interval.ms", Map.of(ClientConfig.AUTO_COMMIT_INTERVAL_MS, -1));
+    assertBadConsumer("group.id", Map.of(ClientConfig.GROUP_ID, 42));
+  }
+
+  private static void assertBadConsumer(String key, Map<String, ?> config) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConsumerSettings.from(config));
+    assertTrue(e.getMessage().contains(key), e.getMessage());
+  }
+
+  @Test
   void consumerRejectsNonPositiveMaxPollRecords() {
     IllegalArgumentException e =
         assertThrows(

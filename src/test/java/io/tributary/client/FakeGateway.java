@@ -10,6 +10,20 @@ import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.GroupProtocol.AssignmentChanged;
+import io.tributary.protocol.GroupProtocol.GroupRequest;
+import io.tributary.protocol.GroupProtocol.GroupResponse;
+import io.tributary.protocol.GroupProtocol.Heartbeat;
+import io.tributary.protocol.GroupProtocol.JoinGroup;
+import io.tributary.protocol.GroupProtocol.JoinGroupResponse;
+import io.tributary.protocol.GroupProtocol.LeaveGroup;
+import io.tributary.protocol.GroupProtocol.MemberEvent;
+import io.tributary.protocol.GroupProtocol.MemberRemoved;
+import io.tributary.protocol.GroupProtocol.OffsetCommit;
+import io.tributary.protocol.GroupProtocol.OffsetFetch;
+import io.tributary.protocol.GroupProtocol.OffsetFetchResponse;
+import io.tributary.protocol.GroupProtocol.PartitionOffset;
+import io.tributary.protocol.GroupProtocol.PartitionRef;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.PartitionDescription;
@@ -21,10 +35,13 @@ import io.tributary.record.Record;
 import io.tributary.record.RecordBatch;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +49,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An in-memory stand-in for a node's gateway, for client tests without a broker: topics with partitions holding
  * record batches, dense offsets, long-poll fetches, and injectable faults. Single node, no replication.
+ *
+ * <p>It also plays a scripted group coordinator: {@code JoinGroup} is answered at once (a new member id for "", the
+ * group's generation), heartbeats are answered NONE for known members, commits are checked against the group's
+ * generation (member "" with generation -1 only while the group has no members) and stored, {@code OffsetFetch}
+ * reads them back. Nothing is pushed by itself: tests push with {@link #push} and {@link #removeMember}, and await
+ * what the consumer sends with {@link #awaitRequest}.
  */
 final class FakeGateway {
 
@@ -45,6 +68,25 @@ final class FakeGateway {
   volatile boolean blackholeProduce;
   /** Every request received, in order. */
   final List<ClientRequest> received = new CopyOnWriteArrayList<>();
+  /** Errors answered to the next JoinGroup requests, one per request. */
+  final ConcurrentLinkedQueue<ErrorCode> joinFaults = new ConcurrentLinkedQueue<>();
+  /** Errors answered to the next heartbeats, one per heartbeat. */
+  final ConcurrentLinkedQueue<ErrorCode> heartbeatFaults = new ConcurrentLinkedQueue<>();
+  /** Errors answered to the next OffsetCommit requests, one per request (nothing is stored). */
+  final ConcurrentLinkedQueue<ErrorCode> commitFaults = new ConcurrentLinkedQueue<>();
+  /** Whether OffsetCommit requests are ignored entirely (a coordinator that never answers). */
+  volatile boolean blackholeCommits;
+  /** Whether heartbeats are ignored entirely (an unreachable coordinator). */
+  volatile boolean blackholeHeartbeats;
+
+  private final Map<String, FakeGroup> groups = new HashMap<>();
+
+  private static final class FakeGroup {
+    int generation;
+    int nextMember;
+    final Map<String, ActorRef<MemberEvent>> members = new LinkedHashMap<>();
+    final Map<PartitionRef, PartitionOffset> offsets = new HashMap<>();
+  }
 
   private final Map<String, List<Partition>> topics = new TreeMap<>();
 
@@ -67,10 +109,10 @@ final class FakeGateway {
         context ->
             Behaviors.receiveMessage(
                 message -> {
-                  if (!(message instanceof Expire)) {
-                    received.add(message);
-                  }
                   handle(context, message);
+                  synchronized (received) {
+                    received.notifyAll();
+                  }
                   return Behaviors.same();
                 }));
   }
@@ -112,6 +154,9 @@ final class FakeGateway {
   }
 
   private synchronized void handle(ActorContext<ClientRequest> context, ClientRequest message) {
+    if (!(message instanceof Expire)) {
+      received.add(message); // before any answer, and under the lock that push() and friends take
+    }
     if (message instanceof ProduceRequest r) {
       produce(r);
     } else if (message instanceof FetchRequest r) {
@@ -122,6 +167,8 @@ final class FakeGateway {
       listOffsets(r);
     } else if (message instanceof AdminRequest r) {
       admin(r);
+    } else if (message instanceof GroupRequest r) {
+      group(r);
     }
   }
 
@@ -289,6 +336,163 @@ final class FakeGateway {
       return l.replyTo();
     }
     return ((AdminRequest.DescribeTopics) request).replyTo();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Scripted group coordinator
+
+  /**
+   * Waits (up to 30 s) until a request of {@code type} matching {@code condition} was received (handled already).
+   *
+   * @return the first such request
+   * @throws AssertionError if none came in time
+   */
+  <T extends ClientRequest> T awaitRequest(Class<T> type, Predicate<T> condition) {
+    return awaitRequest(type, condition, 1);
+  }
+
+  /**
+   * Waits (up to 30 s) until {@code nth} requests of {@code type} matching {@code condition} were received.
+   *
+   * @return the nth such request (1 = the first)
+   * @throws AssertionError if they did not come in time
+   */
+  <T extends ClientRequest> T awaitRequest(Class<T> type, Predicate<T> condition, int nth) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    synchronized (received) {
+      while (true) {
+        int seen = 0;
+        for (ClientRequest r : received) {
+          if (type.isInstance(r) && condition.test(type.cast(r)) && ++seen == nth) {
+            return type.cast(r);
+          }
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError("no " + type.getSimpleName() + " as expected within 30 s; received: " + received);
+        }
+        try {
+          received.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new AssertionError("interrupted", e);
+        }
+      }
+    }
+  }
+
+  /** The requests of {@code type} received so far matching {@code condition}, in order. */
+  <T extends ClientRequest> List<T> requests(Class<T> type, Predicate<T> condition) {
+    List<T> out = new ArrayList<>();
+    for (ClientRequest r : received) {
+      if (type.isInstance(r) && condition.test(type.cast(r))) {
+        out.add(type.cast(r));
+      }
+    }
+    return out;
+  }
+
+  /** Sets the group's generation and pushes {@code partitions} to a member, as the coordinator would. */
+  synchronized void push(String groupId, String memberId, int generation, String assignor, TopicPartition... partitions) {
+    FakeGroup g = groupOf(groupId);
+    g.generation = generation;
+    List<PartitionRef> refs = new ArrayList<>();
+    for (TopicPartition tp : partitions) {
+      refs.add(new PartitionRef(tp.topic(), tp.partition()));
+    }
+    g.members.get(memberId).tell(new AssignmentChanged(groupId, memberId, generation, assignor, refs));
+  }
+
+  /** Moves the group to {@code generation} without telling its members (they rebalanced without this one). */
+  synchronized void setGeneration(String groupId, int generation) {
+    groupOf(groupId).generation = generation;
+  }
+
+  /** Removes a member and tells it so, as the coordinator does after a session timeout or a fencing. */
+  synchronized void removeMember(String groupId, String memberId, ErrorCode error, String reason) {
+    ActorRef<MemberEvent> ref = groupOf(groupId).members.remove(memberId);
+    ref.tell(new MemberRemoved(groupId, memberId, error, reason));
+  }
+
+  /** Stores a committed offset directly. */
+  synchronized void setCommitted(String groupId, TopicPartition tp, long offset) {
+    groupOf(groupId).offsets.put(
+        new PartitionRef(tp.topic(), tp.partition()), new PartitionOffset(tp.topic(), tp.partition(), offset, ""));
+  }
+
+  /** The committed offset of a partition, or -1. */
+  synchronized long committedOffset(String groupId, TopicPartition tp) {
+    PartitionOffset o = groupOf(groupId).offsets.get(new PartitionRef(tp.topic(), tp.partition()));
+    return o == null ? -1 : o.offset();
+  }
+
+  private FakeGroup groupOf(String groupId) {
+    return groups.computeIfAbsent(groupId, k -> new FakeGroup());
+  }
+
+  private void group(GroupRequest request) {
+    FakeGroup g = groupOf(request.groupId());
+    if (request instanceof JoinGroup j) {
+      ErrorCode fault = joinFaults.poll();
+      if (fault != null) {
+        j.replyTo().tell(new JoinGroupResponse(fault, "injected", j.memberId(), -1));
+        return;
+      }
+      String id = j.memberId();
+      if (id.isEmpty()) {
+        id = j.groupId() + "-member-" + (++g.nextMember);
+      } else if (!g.members.containsKey(id)) {
+        j.replyTo().tell(new JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, "unknown member " + id, id, -1));
+        return;
+      }
+      g.members.put(id, j.member());
+      j.replyTo().tell(new JoinGroupResponse(ErrorCode.NONE, null, id, g.generation));
+    } else if (request instanceof Heartbeat h) {
+      if (blackholeHeartbeats) {
+        return;
+      }
+      ErrorCode fault = heartbeatFaults.poll();
+      if (fault != null) {
+        h.replyTo().tell(new GroupResponse(fault, "injected", g.generation));
+      } else if (!g.members.containsKey(h.memberId())) {
+        h.replyTo().tell(new GroupResponse(ErrorCode.UNKNOWN_MEMBER_ID, "unknown member", g.generation));
+      } else {
+        h.replyTo().tell(new GroupResponse(ErrorCode.NONE, null, g.generation));
+      }
+    } else if (request instanceof LeaveGroup l) {
+      boolean known = g.members.remove(l.memberId()) != null;
+      l.replyTo().tell(new GroupResponse(known ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID, null, g.generation));
+    } else if (request instanceof OffsetCommit c) {
+      if (blackholeCommits) {
+        return;
+      }
+      ErrorCode fault = commitFaults.poll();
+      ErrorCode error = fault != null ? fault : ErrorCode.NONE;
+      if (error == ErrorCode.NONE) {
+        if (c.memberId().isEmpty()) {
+          if (c.generation() != -1 || !g.members.isEmpty()) {
+            error = ErrorCode.UNKNOWN_MEMBER_ID;
+          }
+        } else if (!g.members.containsKey(c.memberId())) {
+          error = ErrorCode.UNKNOWN_MEMBER_ID;
+        } else if (c.generation() != g.generation) {
+          error = ErrorCode.ILLEGAL_GENERATION;
+        }
+      }
+      if (error == ErrorCode.NONE) {
+        for (PartitionOffset o : c.offsets()) {
+          g.offsets.put(new PartitionRef(o.topic(), o.partition()), o);
+        }
+      }
+      c.replyTo().tell(new GroupResponse(error, error == ErrorCode.NONE ? null : "fake: " + error, g.generation));
+    } else if (request instanceof OffsetFetch f) {
+      List<PartitionOffset> out = new ArrayList<>();
+      for (PartitionRef p : f.partitions()) {
+        PartitionOffset o = g.offsets.get(p);
+        out.add(o != null ? o : new PartitionOffset(p.topic(), p.partition(), -1, ""));
+      }
+      f.replyTo().tell(new OffsetFetchResponse(ErrorCode.NONE, null, out));
+    }
   }
 
   private static <T> void reply(ActorRef<T> replyTo, T message) {
