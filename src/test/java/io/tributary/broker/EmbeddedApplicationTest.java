@@ -68,6 +68,8 @@ class EmbeddedApplicationTest {
             "akka.remote.artery.canonical.port", 0,
             "akka.cluster.jmx.multi-mbeans-in-same-jvm", "on",
             "akka.loglevel", "WARNING",
+            // leaving the cluster hands two singletons over: give the shutdown more than the default 10 s
+            "akka.actor.testkit.typed.system-shutdown-default", "60s",
             "tributary.data-dir", TestNodes.tempDataDir().toString()))
         .withFallback(ConfigFactory.defaultReferenceUnresolved()).resolve();
     app = ActorTestKit.create("my-app", config);
@@ -123,6 +125,7 @@ class EmbeddedApplicationTest {
     ActorTestKit plain = ActorTestKit.create("no-role", ConfigFactory.parseMap(Map.of(
             "akka.actor.provider", "cluster", "akka.remote.artery.canonical.port", 0,
             "akka.remote.artery.canonical.hostname", "127.0.0.1", "akka.cluster.jmx.multi-mbeans-in-same-jvm", "on",
+            "akka.actor.testkit.typed.system-shutdown-default", "60s",
             "tributary.data-dir", TestNodes.tempDataDir().toString()))
         .withFallback(ConfigFactory.defaultReferenceUnresolved()).resolve());
     try {
