@@ -15,7 +15,11 @@ import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ProtocolVersions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -42,10 +46,39 @@ public final class BrokerNode implements AutoCloseable {
 
   private final ActorSystem<Void> system;
   private final Tributary tributary;
+  private final FileChannel lock;
 
-  private BrokerNode(ActorSystem<Void> system, Tributary tributary) {
+  private BrokerNode(ActorSystem<Void> system, Tributary tributary, FileChannel lock) {
     this.system = system;
     this.tributary = tributary;
+    this.lock = lock;
+  }
+
+  /**
+   * Locks {@code dataDir/.lock} for this process, so that a second broker on the same data directory fails at once
+   * with a clear message instead of fighting over the LevelDB journals.
+   *
+   * @throws IllegalStateException if another process (or node in this JVM) holds it
+   */
+  private static FileChannel lockDataDir(Path dataDir) {
+    Path file = dataDir.resolve(".lock");
+    try {
+      FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock held;
+      try {
+        held = channel.tryLock();
+      } catch (OverlappingFileLockException e) {
+        held = null;
+      }
+      if (held == null) {
+        channel.close();
+        throw new IllegalStateException("The data directory " + dataDir
+            + " is in use by another Tributary broker (it holds " + file + ")");
+      }
+      return channel;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot lock the data directory " + dataDir, e);
+    }
   }
 
   /**
@@ -89,7 +122,14 @@ public final class BrokerNode implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
     }
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
+    FileChannel lock = lockDataDir(settings.dataDir());
+    ActorSystem<Void> system;
+    try {
+      system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
+    } catch (RuntimeException e) {
+      closeQuietly(lock);
+      throw e;
+    }
     try {
       Cluster cluster = Cluster.get(system);
       CompletableFuture<Done> up = new CompletableFuture<>();
@@ -102,14 +142,16 @@ public final class BrokerNode implements AutoCloseable {
       Tributary tributary = Tributary.get(system);
       awaitController(system, tributary);
       awaitGroupCoordinator(system, tributary);
-      return new BrokerNode(system, tributary);
+      return new BrokerNode(system, tributary, lock);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       system.terminate();
+      closeQuietly(lock);
       throw new IllegalStateException("Interrupted while starting the broker", e);
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       system.terminate();
       awaitTermination(system);
+      closeQuietly(lock);
       if (e instanceof IllegalArgumentException || e instanceof IllegalStateException) {
         throw (RuntimeException) e;
       }
@@ -180,6 +222,15 @@ public final class BrokerNode implements AutoCloseable {
   public void close() {
     system.terminate();
     awaitTermination(system);
+    closeQuietly(lock);
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close(); // releases the lock
+    } catch (IOException e) {
+      // nothing to do
+    }
   }
 
   private static void awaitTermination(ActorSystem<?> system) {

@@ -16,6 +16,7 @@ import java.time.Duration;
  * @param logRetentionBytes default size retention per partition, bytes, -1 = unlimited ({@code log.retention.bytes})
  * @param retentionCheckInterval how often each partition applies retention ({@code log.retention.check.interval.ms})
  * @param numPartitions default partition count for new topics ({@code num.partitions})
+ * @param maxPartitionsPerTopic the most partitions a topic may have ({@code max.partitions.per.topic})
  * @param defaultReplicationFactor default replication factor ({@code default.replication.factor})
  * @param indexIntervalBytes bytes of batches between two offset index entries ({@code index.interval.bytes})
  * @param tailMaxBytes bytes of recent batches each partition keeps in memory to serve fetches
@@ -33,6 +34,7 @@ public record BrokerSettings(
     long logRetentionBytes,
     Duration retentionCheckInterval,
     int numPartitions,
+    int maxPartitionsPerTopic,
     short defaultReplicationFactor,
     int indexIntervalBytes,
     long tailMaxBytes,
@@ -73,6 +75,8 @@ public record BrokerSettings(
     require(checkMs >= 1, "tributary.broker.log.retention.check.interval.ms must be >= 1");
     int numPartitions = b.getInt("num.partitions");
     require(numPartitions >= 1, "tributary.broker.num.partitions must be >= 1");
+    int maxPartitions = b.getInt("max.partitions.per.topic");
+    require(maxPartitions >= 1, "tributary.broker.max.partitions.per.topic must be >= 1");
     int rf = b.getInt("default.replication.factor");
     require(rf >= 1, "tributary.broker.default.replication.factor must be >= 1");
     int indexInterval = b.getInt("index.interval.bytes");
@@ -92,6 +96,7 @@ public record BrokerSettings(
         retentionBytes,
         Duration.ofMillis(checkMs),
         numPartitions,
+        maxPartitions,
         (short) rf,
         indexInterval,
         tail,

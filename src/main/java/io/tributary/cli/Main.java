@@ -70,6 +70,7 @@ public final class Main implements Runnable {
   public static CommandLine newCommandLine() {
     CommandLine cmd = new CommandLine(new Main());
     cmd.setExecutionExceptionHandler(Main::handleExecutionException);
+    cmd.setParameterExceptionHandler(Main::handleParameterException);
     cmd.setCaseInsensitiveEnumValuesAllowed(true);
     return cmd;
   }
@@ -79,6 +80,18 @@ public final class Main implements Runnable {
   public void run() {
     throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: choose one of "
         + String.join(", ", spec.subcommands().keySet()));
+  }
+
+  /** A usage error: its message and a pointer to --help (not the whole help text), exit code 2. */
+  private static int handleParameterException(CommandLine.ParameterException ex, String[] args) {
+    CommandLine cmd = ex.getCommandLine();
+    PrintWriter err = cmd.getErr();
+    err.println("Error: " + ex.getMessage());
+    if (!CommandLine.UnmatchedArgumentException.printSuggestions(ex, err)) {
+      err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
+    }
+    err.flush();
+    return EXIT_USAGE;
   }
 
   private static int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parseResult) {

@@ -77,6 +77,10 @@ public final class Controller
   private record PartitionsDone(String topic, String topicId, boolean creation, ErrorCode error, String message)
       implements Command, akka.actor.NoSerializationVerificationNeeded {}
 
+  private enum RetentionTick implements Command, akka.actor.NoSerializationVerificationNeeded {
+    INSTANCE
+  }
+
   /** Journal events. */
   @JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
   @JsonSubTypes({
@@ -142,8 +146,8 @@ public final class Controller
    */
   public static ActorRef<Command> init(
       ActorSystem<?> system, BrokerSettings settings, ActorRef<PartitionLeader.Command> partitions) {
-    Behavior<Command> behavior = Behaviors.<Command>supervise(
-            Behaviors.setup(ctx -> new Controller(ctx, settings, partitions)))
+    Behavior<Command> behavior = Behaviors.<Command>supervise(Behaviors.setup(ctx -> Behaviors.withTimers(
+            timers -> new Controller(ctx, timers, settings, partitions))))
         .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
     return ClusterSingleton.get(system).init(
         SingletonActor.of(behavior, "tributary-controller")
@@ -151,15 +155,20 @@ public final class Controller
   }
 
   private final ActorContext<Command> ctx;
+  private final akka.actor.typed.javadsl.TimerScheduler<Command> timers;
   private final BrokerSettings settings;
   private final ActorRef<PartitionLeader.Command> partitions;
   private final ExternalShardAllocationClient allocation;
   private final Map<String, List<ActorRef<AdminResponse>>> waiting = new HashMap<>();
 
   private Controller(
-      ActorContext<Command> ctx, BrokerSettings settings, ActorRef<PartitionLeader.Command> partitions) {
+      ActorContext<Command> ctx,
+      akka.actor.typed.javadsl.TimerScheduler<Command> timers,
+      BrokerSettings settings,
+      ActorRef<PartitionLeader.Command> partitions) {
     super(PersistenceId.ofUniqueId("tributary-controller"));
     this.ctx = ctx;
+    this.timers = timers;
     this.settings = settings;
     this.partitions = partitions;
     this.allocation = ExternalShardAllocation.get(ctx.getSystem()).getClient(PartitionLeader.ENTITY_TYPE_KEY.name());
@@ -184,6 +193,7 @@ public final class Controller
   public SignalHandler<State> signalHandler() {
     return newSignalHandlerBuilder()
         .onSignal(RecoveryCompleted.instance(), state -> {
+          timers.startTimerWithFixedDelay(RetentionTick.INSTANCE, settings.retentionCheckInterval());
           for (TopicMeta meta : state.topics.values()) {
             switch (meta.state()) {
               case READY -> placePartitions(meta.created());
@@ -201,6 +211,7 @@ public final class Controller
         .forAnyState()
         .onCommand(Admin.class, this::onAdmin)
         .onCommand(PartitionsDone.class, this::onPartitionsDone)
+        .onCommand(RetentionTick.class, this::onRetentionTick)
         .build();
   }
 
@@ -249,6 +260,11 @@ public final class Controller
     if (partitionCount <= 0) {
       c.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_PARTITIONS,
           "Number of partitions must be at least 1, was " + c.partitions()));
+      return Effect().none();
+    }
+    if (partitionCount > settings.maxPartitionsPerTopic()) {
+      c.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_PARTITIONS, "Number of partitions " + partitionCount
+          + " is above the broker's max.partitions.per.topic " + settings.maxPartitionsPerTopic()));
       return Effect().none();
     }
     short rf = c.replicationFactor() == -1 ? settings.defaultReplicationFactor() : c.replicationFactor();
@@ -307,10 +323,15 @@ public final class Controller
       return Effect().none();
     }
     TopicMeta m = state.topics.get(d.name());
-    if (m == null || m.state() == TopicState.CREATING) {
+    if (m == null) {
       d.replyTo().tell(AdminResponse.failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
           "Topic " + d.name() + " does not exist"));
       return Effect().none();
+    }
+    if (m.state() == TopicState.CREATING) {
+      // a creation that did not complete (interrupted or timed out): deleting it is how to get rid of it
+      replyWaiting(d.name(), AdminResponse.failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          "Topic " + d.name() + " was deleted while it was being created"));
     }
     waiting.computeIfAbsent(d.name(), k -> new ArrayList<>()).add(d.replyTo());
     if (m.state() == TopicState.DELETING) {
@@ -336,6 +357,22 @@ public final class Controller
     if (!done.creation() && m.state() == TopicState.DELETING) {
       return Effect().persist(new TopicDeleted(done.topic()))
           .thenRun(s -> replyWaiting(done.topic(), AdminResponse.ok()));
+    }
+    return Effect().none();
+  }
+
+  /**
+   * Every {@code log.retention.check.interval.ms} each partition of every topic is asked to apply retention, so that
+   * a partition nobody reads or writes (and that was therefore stopped, or not started after a restart) still
+   * deletes what has expired.
+   */
+  private Effect<Event, State> onRetentionTick(State state, RetentionTick tick) {
+    for (TopicMeta m : state.topics.values()) {
+      if (m.state() == TopicState.READY) {
+        for (int p = 0; p < m.created().partitions(); p++) {
+          partitions.tell(new PartitionLeader.ApplyRetention(m.created().name(), p));
+        }
+      }
     }
     return Effect().none();
   }

@@ -133,6 +133,17 @@ public final class PartitionLeader
     }
   }
 
+  /**
+   * Applies retention now (sent by the controller every {@code log.retention.check.interval.ms}, so that idle
+   * partitions, which are not running their own timer, still delete what expired). Not answered.
+   */
+  public record ApplyRetention(String topic, int partition) implements Command, HotPath {
+    @Override
+    public String entityId() {
+      return PartitionLeader.entityId(topic, partition);
+    }
+  }
+
   /** Asks for the partition's offsets and size. */
   public record GetStatus(String topic, int partition, ActorRef<PartitionStatus> replyTo)
       implements Command, HotPath {
@@ -397,6 +408,7 @@ public final class PartitionLeader
         .onCommand(FetchWaitExpired.class, this::onFetchWaitExpired)
         .onCommand(ListOffsets.class, this::onListOffsets)
         .onCommand(RetentionCheck.class, this::onRetentionCheck)
+        .onCommand(ApplyRetention.class, (state, cmd) -> onRetentionCheck(state, RetentionCheck.INSTANCE))
         .onCommand(CreatePartition.class, this::onCreate)
         .onCommand(DeletePartition.class, this::onDelete)
         .onCommand(GetStatus.class, this::onGetStatus)

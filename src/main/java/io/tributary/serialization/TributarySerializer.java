@@ -88,6 +88,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     if (o instanceof PartitionLeader.GetStatus) return "GS";
     if (o instanceof PartitionLeader.PartitionAck) return "PA";
     if (o instanceof PartitionLeader.DeleteRecords) return "DR";
+    if (o instanceof PartitionLeader.ApplyRetention) return "AR";
     if (o instanceof PartitionLeader.RecordsDeleted) return "RD";
     if (o instanceof PartitionLeader.PartitionStatus) return "PS";
     if (o instanceof PartitionLeader.PartitionCreated) return "EC";
@@ -131,6 +132,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
       out.str(d.topic()).i32(d.partition()).str(ref(d.replyTo()));
     } else if (o instanceof PartitionLeader.GetStatus g) {
       out.str(g.topic()).i32(g.partition()).str(ref(g.replyTo()));
+    } else if (o instanceof PartitionLeader.ApplyRetention a) {
+      out.str(a.topic()).i32(a.partition());
     } else if (o instanceof PartitionLeader.DeleteRecords d) {
       out.str(d.topic()).i32(d.partition()).i64(d.beforeOffset()).str(ref(d.replyTo()));
     } else if (o instanceof PartitionLeader.RecordsDeleted d) {
@@ -204,6 +207,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
         case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
         case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
         case "PA" -> new PartitionLeader.PartitionAck(in.str(), in.i32(), error(in.i32()));
+        case "AR" -> new PartitionLeader.ApplyRetention(in.str(), in.i32());
         case "DR" -> new PartitionLeader.DeleteRecords(in.str(), in.i32(), in.i64(), resolve(in.str()));
         case "RD" -> new PartitionLeader.RecordsDeleted(in.str(), in.i32(), error(in.i32()), in.i64());
         case "PS" -> new PartitionLeader.PartitionStatus(

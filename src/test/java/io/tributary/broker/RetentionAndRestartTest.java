@@ -177,6 +177,22 @@ class RetentionAndRestartTest {
   }
 
   @Test
+  void aSecondNodeOnTheSameDataDirFailsAtOnceAndTheFirstIsUnharmed() {
+    Path dir = TestNodes.tempDataDir();
+    try (BrokerNode first = TestNodes.start(dir, Map.of())) {
+      Gw gw = new Gw(first);
+      gw.create("kept", 1, Map.of());
+      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+          () -> TestNodes.start(dir, Map.of()));
+      assertTrue(e.getMessage().contains("in use by another Tributary broker"), e.getMessage());
+      assertEquals(ErrorCode.NONE, gw.produce("kept", 0, Gw.batch("x", 1, 1000)).error());
+    }
+    try (BrokerNode again = TestNodes.start(dir, Map.of())) { // the lock is released on close
+      assertEquals(List.of("kept"), new Gw(again).list());
+    }
+  }
+
+  @Test
   void topicAdminRejectsBadRequestsWithTypedErrors() {
     try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {
       Gw gw = new Gw(node);
@@ -186,6 +202,8 @@ class RetentionAndRestartTest {
       assertEquals(ErrorCode.NONE, gw.create("x".repeat(249), 1, Map.of()).error());
       assertEquals(ErrorCode.INVALID_PARTITIONS, gw.create("zero", 0, Map.of()).error());
       assertEquals(ErrorCode.INVALID_PARTITIONS, gw.create("negative", -3, Map.of()).error());
+      assertEquals(ErrorCode.INVALID_PARTITIONS, gw.create("huge", 100_000, Map.of()).error(),
+          "above max.partitions.per.topic");
       assertEquals(ErrorCode.INVALID_CONFIG, gw.create("cfg", 1, Map.of("retention.ms", "soon")).error());
       assertEquals(ErrorCode.INVALID_CONFIG, gw.create("cfg", 1, Map.of("no.such.key", "1")).error());
       AdminResponse rf = gw.<AdminResponse>ask(

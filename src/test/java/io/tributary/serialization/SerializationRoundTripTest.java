@@ -137,6 +137,7 @@ class SerializationRoundTripTest {
         new PartitionLeader.GetStatus("t", 1, ref()),
         new PartitionLeader.PartitionAck("t", 1, ErrorCode.NONE),
         new PartitionLeader.DeleteRecords("t", 1, 77L, ref()),
+        new PartitionLeader.ApplyRetention("t", 1),
         new PartitionLeader.RecordsDeleted("t", 1, ErrorCode.NONE, 77L),
         new PartitionLeader.PartitionStatus("t", 1, ErrorCode.NONE, 1, 2, 3, 4, 5, 6),
         new PartitionLeader.PartitionCreated("id", CONFIG, 17L),
@@ -210,7 +211,7 @@ class SerializationRoundTripTest {
   }
 
   static Stream<String> manifests() {
-    return Stream.of("PQ", "PR", "FQ", "FR", "LP", "LF", "LO", "CP", "DP", "GS", "PA", "PS", "DR", "RD", "EA", "EC", "EL", "ED",
+    return Stream.of("PQ", "PR", "FQ", "FR", "LP", "LF", "LO", "CP", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
         "SN", "??");
   }
 
