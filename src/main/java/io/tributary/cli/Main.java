@@ -13,8 +13,8 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 
 /**
- * The {@code tributary} command line: {@code server}, {@code topics}, {@code groups}, {@code produce}, {@code consume},
- * {@code perf produce|consume} and {@code quickstart}, with Kafka's flag names.
+ * The {@code tributary} command line: {@code server}, {@code cluster}, {@code topics}, {@code groups}, {@code produce},
+ * {@code consume}, {@code perf produce|consume} and {@code quickstart}, with Kafka's flag names.
  *
  * <p>Exit codes scripts can trust: {@value #EXIT_OK} success, {@value #EXIT_FAILURE} failure (one line
  * {@code Error: ...} on stderr; the stack trace only with {@code --verbose}), {@value #EXIT_USAGE} usage error (bad
@@ -28,6 +28,7 @@ import picocli.CommandLine.ScopeType;
     description = "Tributary: a distributed streaming platform in the spirit of Apache Kafka, built on Akka Cluster.",
     subcommands = {
       ServerCommand.class,
+      ClusterCommand.class,
       TopicsCommand.class,
       GroupsCommand.class,
       ProduceCommand.class,

@@ -8,7 +8,9 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -49,6 +51,28 @@ final class ServerCommand implements Callable<Integer> {
           + " default 9092; 0 = any free port).")
   Integer port;
 
+  @Option(
+      names = "--seed-node",
+      paramLabel = "HOST:PORT",
+      description = "A node of the cluster to join (an Akka seed node, akka://tributary@HOST:PORT; repeatable;"
+          + " overrides akka.cluster.seed-nodes). List the same seed nodes, in the same order, on every node; the"
+          + " first one forms the cluster when no other seed node answers. Without any, the node forms a one-node"
+          + " cluster of its own.")
+  List<String> seedNodes = new ArrayList<>();
+
+  @Option(
+      names = "--node-id",
+      paramLabel = "N",
+      description = "A number naming this node in its ready and stopping lines (as set by `tributary cluster`).")
+  Integer nodeId;
+
+  @Option(
+      names = "--members-file",
+      paramLabel = "FILE",
+      description = "Write this node's view of the cluster membership (members, status, roles, reachability) to"
+          + " FILE every second (what `tributary cluster status` reads).")
+  Path membersFile;
+
   @Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -56,12 +80,26 @@ final class ServerCommand implements Callable<Integer> {
     if (port != null && (port < 0 || port > 65535)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--port must be 0..65535, was " + port);
     }
+    if (nodeId != null && nodeId < 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--node-id must be 0 or more, was " + nodeId);
+    }
+    List<String> seeds = new ArrayList<>();
+    for (String seed : seedNodes) {
+      try {
+        seeds.add(seedNodeAddress(seed));
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
+    }
     Map<String, Object> overrides = new HashMap<>();
     if (dataDir != null) {
       overrides.put("tributary.data-dir", dataDir.toAbsolutePath().normalize().toString());
     }
     if (port != null) {
       overrides.put("akka.remote.artery.canonical.port", port);
+    }
+    if (!seeds.isEmpty()) {
+      overrides.put("akka.cluster.seed-nodes", seeds);
     }
     Config nodeConfig;
     try {
@@ -73,24 +111,76 @@ final class ServerCommand implements Callable<Integer> {
     Path data = Path.of(nodeConfig.getString("tributary.data-dir"));
     Path logFile = Logging.useServerLogging(data.resolve("logs"));
 
-    BrokerNode node = BrokerNode.start(nodeConfig);
+    MembershipFile.Writer membership = null;
+    if (membersFile != null) {
+      membership = MembershipFile.Writer.create(membersFile.toAbsolutePath().normalize());
+    }
+    BrokerNode node;
+    try {
+      node = BrokerNode.start(nodeConfig);
+    } catch (RuntimeException e) {
+      if (membership != null) {
+        membership.close();
+      }
+      throw e;
+    }
+    if (membership != null) {
+      membership.start(node.system());
+    }
+    String nodeName = nodeId == null ? "" : " (node " + nodeId + ")";
     CompletableFuture<String> stopSignal = new CompletableFuture<>();
     for (String name : new String[] {"TERM", "INT"}) {
       Signal.handle(new Signal(name), s -> stopSignal.complete("SIG" + s.getName()));
     }
     PrintWriter out = spec.commandLine().getOut();
     out.println("Tributary broker started: bootstrap " + node.bootstrapServer() + ", data dir " + data
-        + (logFile == null ? "" : ", log " + logFile));
+        + (logFile == null ? "" : ", log " + logFile) + (nodeId == null ? "" : ", node " + nodeId));
     out.flush();
 
     CompletableFuture.anyOf(stopSignal, node.whenTerminated().toCompletableFuture()).join();
     if (stopSignal.isDone()) {
       PrintWriter err = spec.commandLine().getErr();
-      err.println("Tributary broker stopping (" + stopSignal.join() + ")");
+      err.println("Tributary broker" + nodeName + " stopping (" + stopSignal.join() + ")");
       err.flush();
     }
     node.close();
+    if (membership != null) {
+      membership.close();
+    }
     return Main.EXIT_OK;
+  }
+
+  /**
+   * The Akka address of a {@code --seed-node}: {@code HOST:PORT} becomes {@code akka://tributary@HOST:PORT}; a full
+   * {@code akka://SYSTEM@HOST:PORT} address is kept as it is.
+   *
+   * @throws IllegalArgumentException if it is neither
+   */
+  static String seedNodeAddress(String seed) {
+    String s = seed == null ? "" : seed.trim();
+    String hostPort = s;
+    String prefix = "akka://" + BrokerNode.SYSTEM_NAME + "@";
+    if (s.startsWith("akka://")) {
+      int at = s.indexOf('@');
+      if (at < 0 || !s.substring("akka://".length(), at).matches("[A-Za-z0-9][A-Za-z0-9_-]*")) {
+        throw new IllegalArgumentException("--seed-node must be HOST:PORT or akka://SYSTEM@HOST:PORT, was '" + seed
+            + "'");
+      }
+      prefix = s.substring(0, at + 1);
+      hostPort = s.substring(at + 1);
+    }
+    int colon = hostPort.lastIndexOf(':');
+    boolean ok = colon > 0 && !hostPort.substring(0, colon).matches(".*[\\s/@].*")
+        && hostPort.substring(colon + 1).matches("\\d{1,5}");
+    if (ok) {
+      int p = Integer.parseInt(hostPort.substring(colon + 1));
+      ok = p >= 1 && p <= 65535;
+    }
+    if (!ok) {
+      throw new IllegalArgumentException("--seed-node must be HOST:PORT (port 1..65535) or akka://SYSTEM@HOST:PORT,"
+          + " was '" + seed + "'");
+    }
+    return prefix + hostPort;
   }
 
   /**

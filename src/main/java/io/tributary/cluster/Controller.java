@@ -155,6 +155,7 @@ public final class Controller
   }
 
   private final ActorContext<Command> ctx;
+  private final ActorSystem<?> system;
   private final akka.actor.typed.javadsl.TimerScheduler<Command> timers;
   private final BrokerSettings settings;
   private final ActorRef<PartitionLeader.Command> partitions;
@@ -168,6 +169,7 @@ public final class Controller
       ActorRef<PartitionLeader.Command> partitions) {
     super(PersistenceId.ofUniqueId("tributary-controller"));
     this.ctx = ctx;
+    this.system = ctx.getSystem();
     this.timers = timers;
     this.settings = settings;
     this.partitions = partitions;
@@ -417,10 +419,7 @@ public final class Controller
     CompletionStage<ErrorCode> all = placePartitions(t).thenCompose(done -> {
       List<CompletableFuture<PartitionLeader.PartitionAck>> acks = new ArrayList<>();
       for (int p = 0; p < t.partitions(); p++) {
-        int partition = p;
-        acks.add(AskPattern.<PartitionLeader.Command, PartitionLeader.PartitionAck>ask(partitions,
-            replyTo -> new PartitionLeader.CreatePartition(t.name(), partition, t.topicId(), config, replyTo),
-            settings.askTimeout(), ctx.getSystem().scheduler()).toCompletableFuture());
+        acks.add(createOnItsNode(t, p, config, 0).toCompletableFuture());
       }
       return CompletableFuture.allOf(acks.toArray(new CompletableFuture[0])).thenApply(v -> {
         for (CompletableFuture<PartitionLeader.PartitionAck> a : acks) {
@@ -437,6 +436,27 @@ public final class Controller
                 + " (retry the same request to resume)")
         : new PartitionsDone(t.name(), t.topicId(), true, error,
             error == ErrorCode.NONE ? null : "Creating the partitions of " + t.name() + " failed: " + error));
+  }
+
+  /**
+   * Asks partition {@code p} to create itself on its node; while sharding still runs it elsewhere (the placement is
+   * eventually consistent) it refuses with NOT_LEADER_OR_FOLLOWER, and this retries every 500 ms (up to 60 times).
+   */
+  private CompletionStage<PartitionLeader.PartitionAck> createOnItsNode(
+      TopicCreated t, int p, TopicConfig config, int attempt) {
+    return AskPattern.<PartitionLeader.Command, PartitionLeader.PartitionAck>ask(partitions,
+            replyTo -> new PartitionLeader.CreatePartition(t.name(), p, t.topicId(), config, t.placement().get(p),
+                replyTo),
+            settings.askTimeout(), system.scheduler())
+        .thenCompose(ack -> {
+          // runs on a future's thread: only the immutable fields are used, never the actor context
+          if (ack.error() == ErrorCode.NOT_LEADER_OR_FOLLOWER && attempt < 60) {
+            return akka.pattern.Patterns.after(java.time.Duration.ofMillis(500),
+                system.classicSystem().scheduler(), system.executionContext(),
+                () -> createOnItsNode(t, p, config, attempt + 1));
+          }
+          return CompletableFuture.completedFuture(ack);
+        });
   }
 
   private void deletePartitions(TopicCreated t) {

@@ -114,9 +114,18 @@ public final class PartitionLeader
     }
   }
 
-  /** Creates the partition with its topic's id and config (idempotent for the same topic id). */
+  /**
+   * Creates the partition with its topic's id and config (idempotent for the same topic id) on the node
+   * {@code placement} (an Akka address). Sharding may briefly run the entity on another node while the placement
+   * spreads; there the leader refuses with NOT_LEADER_OR_FOLLOWER and writes nothing, and the controller retries.
+   */
   public record CreatePartition(
-      String topic, int partition, String topicId, TopicConfig config, ActorRef<PartitionAck> replyTo)
+      String topic,
+      int partition,
+      String topicId,
+      TopicConfig config,
+      String placement,
+      ActorRef<PartitionAck> replyTo)
       implements Command, HotPath {
     @Override
     public String entityId() {
@@ -679,6 +688,12 @@ public final class PartitionLeader
   // --- admin
 
   private Effect<Event, PartitionLog> onCreate(PartitionLog state, CreatePartition cmd) {
+    String self = ctx.getSystem().address().toString();
+    if (cmd.placement() != null && !cmd.placement().isEmpty() && !cmd.placement().equals(self)) {
+      // started on the wrong node while the shard placement spreads: never create a log here
+      cmd.replyTo().tell(new PartitionAck(topic, partition, ErrorCode.NOT_LEADER_OR_FOLLOWER));
+      return Effect().none();
+    }
     if (state.isActive()) {
       ErrorCode e = state.topicId().equals(cmd.topicId()) ? ErrorCode.NONE : ErrorCode.TOPIC_ALREADY_EXISTS;
       cmd.replyTo().tell(new PartitionAck(topic, partition, e));

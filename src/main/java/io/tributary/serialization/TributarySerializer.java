@@ -127,7 +127,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     } else if (o instanceof PartitionLeader.CreatePartition c) {
       out.str(c.topic()).i32(c.partition()).str(c.topicId());
       writeConfig(out, c.config());
-      out.str(ref(c.replyTo()));
+      out.str(c.placement()).str(ref(c.replyTo()));
     } else if (o instanceof PartitionLeader.DeletePartition d) {
       out.str(d.topic()).i32(d.partition()).str(ref(d.replyTo()));
     } else if (o instanceof PartitionLeader.GetStatus g) {
@@ -203,7 +203,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
         }
         case "LO" -> new PartitionLeader.ListOffsets(
             new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str())));
-        case "CP" -> new PartitionLeader.CreatePartition(in.str(), in.i32(), in.str(), readConfig(in), resolve(in.str()));
+        case "CP" -> new PartitionLeader.CreatePartition(
+            in.str(), in.i32(), in.str(), readConfig(in), in.str(), resolve(in.str()));
         case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
         case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
         case "PA" -> new PartitionLeader.PartitionAck(in.str(), in.i32(), error(in.i32()));

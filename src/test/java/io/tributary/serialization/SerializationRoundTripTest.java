@@ -132,7 +132,7 @@ class SerializationRoundTripTest {
         new PartitionLeader.Produce(new ProduceRequest((short) 0, "t", 3, (short) 1, 30000, b, ref())),
         new PartitionLeader.Fetch(new FetchRequest((short) 0, "t", 0, 17L, 1024, 0, ref())),
         new PartitionLeader.ListOffsets(new ListOffsetsRequest((short) 0, "t", 0, 99L, ref())),
-        new PartitionLeader.CreatePartition("t", 1, "id", CONFIG, ref()),
+        new PartitionLeader.CreatePartition("t", 1, "id", CONFIG, "akka://tributary@127.0.0.1:9092", ref()),
         new PartitionLeader.DeletePartition("t", 1, ref()),
         new PartitionLeader.GetStatus("t", 1, ref()),
         new PartitionLeader.PartitionAck("t", 1, ErrorCode.NONE),

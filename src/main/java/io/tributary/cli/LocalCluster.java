@@ -1,0 +1,591 @@
+package io.tributary.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * A local cluster of broker JVMs on 127.0.0.1, as {@code tributary cluster} manages it: the layout of its data
+ * directory, the command line of each node, and the processes (found through their pid files only).
+ *
+ * <pre>
+ * D/cluster.properties        nodes, base port, config file, extra JVM options (written by cluster start)
+ * D/node-I/                   node I's data dir (journals, snapshots, logs/tributary.log)
+ * D/node-I/pid                node I's process id while it runs (or after it was killed)
+ * D/node-I/server.out         node I's stdout and stderr, appended at every start
+ * D/node-I/members.txt        node I's view of the cluster membership, rewritten every second
+ * </pre>
+ *
+ * <p>Node I listens on {@code basePort + I - 1}; every node has node 1 (and node 2 when there are several) as seed
+ * nodes, so the cluster forms around node 1 and a restarted node 1 rejoins through node 2.
+ *
+ * <p>A process is signalled only if its pid is in a pid file of this directory and its command line (from
+ * {@code /proc/PID/cmdline}) is {@code io.tributary.cli.Main server} with this node's data directory: a pid reused by
+ * another process is never touched.
+ */
+final class LocalCluster {
+  static final String HOST = "127.0.0.1";
+  static final String PROPERTIES_FILE = "cluster.properties";
+  static final String MAIN_CLASS = "io.tributary.cli.Main";
+  /** What a node prints on stdout once it serves clients (see {@link ServerCommand}). */
+  static final String READY_PREFIX = "Tributary broker started: bootstrap ";
+  /** JVM flags of every node, as {@code bin/tributary}'s, with a smaller heap (several nodes share one machine). */
+  static final List<String> DEFAULT_JVM_OPTIONS = List.of(
+      "-Xms128m", "-Xmx512m", "-XX:+UseG1GC", "-Dfile.encoding=UTF-8",
+      "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED");
+  /** A members file older than this is a stale view (its node writes it every second). */
+  static final Duration STALE_VIEW = Duration.ofSeconds(5);
+
+  private static final Pattern NODE_DIR = Pattern.compile("node-(\\d+)");
+
+  private final Path dir;
+  private final int nodes;
+  private final int basePort;
+  private final Path config;
+  private final List<String> jvmOptions;
+
+  LocalCluster(Path dir, int nodes, int basePort, Path config, List<String> jvmOptions) {
+    this.dir = dir.toAbsolutePath().normalize();
+    this.nodes = nodes;
+    this.basePort = basePort;
+    this.config = config == null ? null : config.toAbsolutePath().normalize();
+    this.jvmOptions = List.copyOf(jvmOptions);
+  }
+
+  /**
+   * The cluster described by {@code dir/cluster.properties}.
+   *
+   * @throws CliException if there is none (no cluster was started in {@code dir}) or it is unreadable
+   */
+  static LocalCluster load(Path dir) {
+    Path file = dir.resolve(PROPERTIES_FILE);
+    Properties p = new Properties();
+    try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      p.load(in);
+    } catch (NoSuchFileException e) {
+      throw new CliException("No local cluster in " + dir.toAbsolutePath().normalize() + " (no " + PROPERTIES_FILE
+          + "); start one with: tributary cluster start --nodes N --data-dir " + dir);
+    } catch (IOException e) {
+      throw new CliException("Cannot read " + file + ": " + e.getMessage(), e);
+    }
+    try {
+      int nodes = Integer.parseInt(p.getProperty("nodes", "").trim());
+      int basePort = Integer.parseInt(p.getProperty("base-port", "").trim());
+      String config = p.getProperty("config");
+      List<String> jvm = new ArrayList<>();
+      for (int i = 1; p.getProperty("jvm-option." + i) != null; i++) {
+        jvm.add(p.getProperty("jvm-option." + i));
+      }
+      return new LocalCluster(dir, nodes, basePort, config == null || config.isEmpty() ? null : Path.of(config), jvm);
+    } catch (NumberFormatException e) {
+      throw new CliException(file + " is damaged (nodes and base-port must be numbers): " + e.getMessage(), e);
+    }
+  }
+
+  /** Writes {@code cluster.properties} (creating the directory). */
+  void save() {
+    Properties p = new Properties();
+    p.setProperty("nodes", Integer.toString(nodes));
+    p.setProperty("base-port", Integer.toString(basePort));
+    if (config != null) {
+      p.setProperty("config", config.toString());
+    }
+    for (int i = 0; i < jvmOptions.size(); i++) {
+      p.setProperty("jvm-option." + (i + 1), jvmOptions.get(i));
+    }
+    try {
+      Files.createDirectories(dir);
+      try (Writer out = Files.newBufferedWriter(dir.resolve(PROPERTIES_FILE), StandardCharsets.UTF_8)) {
+        p.store(out, "A local Tributary cluster (written by tributary cluster start)");
+      }
+    } catch (IOException e) {
+      throw new CliException("Cannot write " + dir.resolve(PROPERTIES_FILE) + ": " + e.getMessage(), e);
+    }
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  int nodes() {
+    return nodes;
+  }
+
+  int basePort() {
+    return basePort;
+  }
+
+  int port(int node) {
+    return basePort + node - 1;
+  }
+
+  String hostPort(int node) {
+    return HOST + ":" + port(node);
+  }
+
+  /** The bootstrap list of every node: {@code 127.0.0.1:P,127.0.0.1:P+1,...}. */
+  String bootstrap() {
+    List<String> all = new ArrayList<>();
+    for (int i = 1; i <= nodes; i++) {
+      all.add(hostPort(i));
+    }
+    return String.join(",", all);
+  }
+
+  /** The node with {@code host:port}, or 0. */
+  int nodeOf(String hostPort) {
+    for (int i = 1; i <= nodes; i++) {
+      if (hostPort(i).equals(hostPort)) {
+        return i;
+      }
+    }
+    return 0;
+  }
+
+  Path nodeDir(int node) {
+    return dir.resolve("node-" + node);
+  }
+
+  Path pidFile(int node) {
+    return nodeDir(node).resolve("pid");
+  }
+
+  Path outFile(int node) {
+    return nodeDir(node).resolve("server.out");
+  }
+
+  Path membersFile(int node) {
+    return nodeDir(node).resolve("members.txt");
+  }
+
+  Path logFile(int node) {
+    return nodeDir(node).resolve("logs").resolve("tributary.log");
+  }
+
+  /** The seed nodes of every node: node 1, and node 2 if there are several. */
+  List<String> seedNodes() {
+    return nodes == 1 ? List.of(hostPort(1)) : List.of(hostPort(1), hostPort(2));
+  }
+
+  /**
+   * The command line of node {@code node}: this JVM's {@code java} and classpath, the default JVM flags, the extra
+   * ones, then {@code io.tributary.cli.Main server ...}.
+   */
+  List<String> command(int node) {
+    String java = ProcessHandle.current().info().command()
+        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java);
+    cmd.addAll(DEFAULT_JVM_OPTIONS);
+    String logback = System.getProperty("logback.configurationFile");
+    if (logback != null) {
+      cmd.add("-Dlogback.configurationFile=" + logback);
+    }
+    cmd.addAll(jvmOptions);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(MAIN_CLASS);
+    cmd.addAll(serverArguments(node));
+    return cmd;
+  }
+
+  /** The {@code server} arguments of node {@code node}. */
+  List<String> serverArguments(int node) {
+    List<String> args = new ArrayList<>(List.of(
+        "server",
+        "--node-id", Integer.toString(node),
+        "--port", Integer.toString(port(node)),
+        "--data-dir", nodeDir(node).toString(),
+        "--members-file", membersFile(node).toString()));
+    for (String seed : seedNodes()) {
+      args.add("--seed-node");
+      args.add(seed);
+    }
+    if (config != null) {
+      args.add("--config");
+      args.add(config.toString());
+    }
+    return args;
+  }
+
+  /** A node process that was just launched: where its output of this start begins. */
+  record Launched(int node, long pid, long outOffset, long startedMillis) {}
+
+  /**
+   * Starts node {@code node} detached: in a session of its own when {@code setsid} exists (so Ctrl-C or a hang-up of
+   * this terminal does not reach it), stdin from {@code /dev/null}, stdout and stderr appended to its
+   * {@code server.out}; writes its pid file. Does not wait.
+   */
+  Launched launch(int node) {
+    Path nodeDir = nodeDir(node);
+    try {
+      Files.createDirectories(nodeDir);
+      Files.deleteIfExists(membersFile(node));
+      Path out = outFile(node);
+      Files.writeString(out, "=== tributary cluster: starting node " + node + " on " + hostPort(node) + " at "
+              + Instant.now() + "\n", StandardCharsets.UTF_8,
+          java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+      long offset = Files.size(out);
+      List<String> cmd = new ArrayList<>();
+      Optional<String> setsid = setsid();
+      setsid.ifPresent(cmd::add);
+      cmd.addAll(command(node));
+      long started = System.currentTimeMillis();
+      Process p = new ProcessBuilder(cmd)
+          .directory(new File(System.getProperty("user.dir")))
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
+          .redirectErrorStream(true)
+          .start();
+      Files.writeString(pidFile(node), p.pid() + "\n", StandardCharsets.UTF_8);
+      return new Launched(node, p.pid(), offset, started);
+    } catch (IOException e) {
+      throw new CliException("Cannot start node " + node + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Optional<String> setsid() {
+    for (String candidate : new String[] {"/usr/bin/setsid", "/bin/setsid"}) {
+      if (Files.isExecutable(Path.of(candidate))) {
+        return Optional.of(candidate);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The pid in node {@code node}'s pid file, if there is one. */
+  OptionalLong pid(int node) {
+    try {
+      return OptionalLong.of(Long.parseLong(Files.readString(pidFile(node), StandardCharsets.UTF_8).trim()));
+    } catch (NoSuchFileException e) {
+      return OptionalLong.empty();
+    } catch (IOException | NumberFormatException e) {
+      return OptionalLong.empty();
+    }
+  }
+
+  /** Whether node {@code node}'s pid file names a live process that is this node's broker. */
+  boolean isRunning(int node) {
+    OptionalLong pid = pid(node);
+    return pid.isPresent() && isNodeProcess(pid.getAsLong(), nodeDir(node));
+  }
+
+  /**
+   * Whether {@code pid} is a live (not zombie) {@code io.tributary.cli.Main server} with {@code --data-dir nodeDir}.
+   */
+  static boolean isNodeProcess(long pid, Path nodeDir) {
+    List<String> args = commandLine(pid);
+    return args != null && isNodeCommandLine(args, nodeDir);
+  }
+
+  /** The check of {@link #isNodeProcess} on a command line. */
+  static boolean isNodeCommandLine(List<String> args, Path nodeDir) {
+    int main = args.indexOf(MAIN_CLASS);
+    if (main < 0 || main + 1 >= args.size() || !"server".equals(args.get(main + 1))) {
+      return false;
+    }
+    int dd = args.indexOf("--data-dir");
+    return dd > main && dd + 1 < args.size()
+        && Path.of(args.get(dd + 1)).toAbsolutePath().normalize().equals(nodeDir.toAbsolutePath().normalize());
+  }
+
+  /**
+   * The arguments of a live process ({@code /proc/PID/cmdline}; elsewhere what the JDK reports), or null if it does
+   * not exist, is a zombie, or cannot be read.
+   */
+  static List<String> commandLine(long pid) {
+    Path proc = Path.of("/proc", Long.toString(pid), "cmdline");
+    if (Files.isDirectory(Path.of("/proc", "self"))) {
+      try {
+        byte[] raw = Files.readAllBytes(proc);
+        if (raw.length == 0) {
+          return null; // a zombie (or a kernel thread)
+        }
+        String s = new String(raw, StandardCharsets.UTF_8);
+        if (s.endsWith("\0")) {
+          s = s.substring(0, s.length() - 1);
+        }
+        return Arrays.asList(s.split("\0", -1));
+      } catch (IOException e) {
+        return null;
+      }
+    }
+    Optional<ProcessHandle> handle = ProcessHandle.of(pid);
+    if (handle.isEmpty() || !handle.get().isAlive()) {
+      return null;
+    }
+    ProcessHandle.Info info = handle.get().info();
+    if (info.command().isEmpty() || info.arguments().isEmpty()) {
+      return null;
+    }
+    List<String> args = new ArrayList<>();
+    args.add(info.command().get());
+    args.addAll(Arrays.asList(info.arguments().get()));
+    return args;
+  }
+
+  /** Sends SIGTERM ({@code graceful}) or SIGKILL to node {@code node}, if it runs. @return whether it ran */
+  boolean signal(int node, boolean graceful) {
+    OptionalLong pid = pid(node);
+    if (pid.isEmpty() || !isNodeProcess(pid.getAsLong(), nodeDir(node))) {
+      return false;
+    }
+    Optional<ProcessHandle> handle = ProcessHandle.of(pid.getAsLong());
+    if (handle.isEmpty()) {
+      return false;
+    }
+    return graceful ? handle.get().destroy() : handle.get().destroyForcibly();
+  }
+
+  /** Waits until none of {@code nodes} runs, at most {@code timeout}. @return those still running */
+  Set<Integer> awaitExit(Set<Integer> nodes, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Set<Integer> running = new TreeSet<>(nodes);
+    while (true) {
+      running.removeIf(n -> !isRunning(n));
+      if (running.isEmpty() || System.nanoTime() > deadline) {
+        return running;
+      }
+      sleep(100);
+    }
+  }
+
+  /** The node numbers of every {@code node-N} directory in the data directory with a pid file. */
+  Set<Integer> nodesWithPidFiles() {
+    Set<Integer> found = new TreeSet<>();
+    if (!Files.isDirectory(dir)) {
+      return found;
+    }
+    try (var children = Files.list(dir)) {
+      children.forEach(p -> {
+        Matcher m = NODE_DIR.matcher(p.getFileName().toString());
+        if (m.matches() && Files.isRegularFile(p.resolve("pid"))) {
+          found.add(Integer.parseInt(m.group(1)));
+        }
+      });
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return found;
+  }
+
+  /** Node number → pid of every node (of any {@code node-N} directory) whose process runs. */
+  Map<Integer, Long> runningNodes() {
+    Map<Integer, Long> running = new TreeMap<>();
+    for (int n : nodesWithPidFiles()) {
+      if (isRunning(n)) {
+        running.put(n, pid(n).getAsLong());
+      }
+    }
+    return running;
+  }
+
+  void deletePidFile(int node) {
+    try {
+      Files.deleteIfExists(pidFile(node));
+    } catch (IOException e) {
+      // a stale pid file is harmless: its process is gone and the check of the command line protects a reused pid
+    }
+  }
+
+  /**
+   * The first line starting with {@link #READY_PREFIX} in node {@code node}'s output from {@code offset} on, or null.
+   */
+  String readyLine(int node, long offset) {
+    try {
+      byte[] all = Files.readAllBytes(outFile(node));
+      if (all.length <= offset) {
+        return null;
+      }
+      String text = new String(all, (int) offset, all.length - (int) offset, StandardCharsets.UTF_8);
+      String[] lines = text.split("\n", -1);
+      for (int i = 0; i < lines.length - 1; i++) { // the last one is not complete yet
+        if (lines[i].startsWith(READY_PREFIX)) {
+          return lines[i];
+        }
+      }
+      return null;
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** The last {@code lines} lines of node {@code node}'s output, for error messages. */
+  String outTail(int node, int lines) {
+    try {
+      List<String> all = Files.readAllLines(outFile(node), StandardCharsets.UTF_8);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(no output: " + e.getMessage() + ")";
+    }
+  }
+
+  /** Node {@code node}'s view of the membership if it is fresh (written less than {@link #STALE_VIEW} ago). */
+  MembershipFile.View freshView(int node, long notBeforeMillis) {
+    MembershipFile.View v = MembershipFile.read(membersFile(node));
+    long now = System.currentTimeMillis();
+    if (v == null || v.updatedMillis() < notBeforeMillis || now - v.updatedMillis() > STALE_VIEW.toMillis()) {
+      return null;
+    }
+    return v;
+  }
+
+  /**
+   * What keeps the running nodes from being one converged cluster, or an empty list: every running node's fresh view
+   * must list exactly the running nodes, each Up and reachable, each with the uid it reports for itself.
+   *
+   * @param running the nodes whose processes run
+   * @param notBefore per node, the time before which its view is from an earlier process (0 if any is fine)
+   */
+  List<String> convergenceProblems(Set<Integer> running, Map<Integer, Long> notBefore) {
+    List<String> problems = new ArrayList<>();
+    Map<Integer, MembershipFile.View> views = new HashMap<>();
+    for (int n : running) {
+      MembershipFile.View v = freshView(n, notBefore.getOrDefault(n, 0L));
+      if (v == null) {
+        problems.add("node " + n + " has not reported its view of the cluster");
+      } else {
+        views.put(n, v);
+      }
+    }
+    Set<String> expected = running.stream().map(this::hostPort).collect(Collectors.toCollection(TreeSet::new));
+    for (var e : views.entrySet()) {
+      List<String> wrong = new ArrayList<>();
+      Set<String> seen = new TreeSet<>();
+      for (MembershipFile.MemberView m : e.getValue().members()) {
+        seen.add(m.hostPort());
+        MembershipFile.View own = views.get(nodeOf(m.hostPort()));
+        boolean right = expected.contains(m.hostPort()) && "Up".equals(m.status()) && m.reachable()
+            && (own == null || own.selfUid() == m.uid());
+        if (!right) {
+          wrong.add(m.hostPort() + " " + m.status() + (m.reachable() ? "" : " unreachable")
+              + (own != null && own.selfUid() != m.uid() ? " (an earlier incarnation)" : ""));
+        }
+      }
+      for (String hp : expected) {
+        if (!seen.contains(hp)) {
+          wrong.add(hp + " missing");
+        }
+      }
+      if (!wrong.isEmpty()) {
+        problems.add("node " + e.getKey() + " sees " + String.join(", ", wrong));
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * Waits until every node of {@code launched} has printed its ready line and the running nodes form one converged
+   * cluster ({@link #convergenceProblems}), printing a line as each node becomes ready.
+   *
+   * @throws CliException if a launched node exits first, or on timeout (with what was missing and the output tail)
+   */
+  void awaitReady(List<Launched> launched, Duration timeout, PrintWriter out) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Map<Integer, Launched> pending = new LinkedHashMap<>();
+    launched.forEach(l -> pending.put(l.node(), l));
+    Map<Integer, Long> notBefore = new HashMap<>();
+    launched.forEach(l -> notBefore.put(l.node(), l.startedMillis()));
+    List<String> problems = List.of();
+    while (true) {
+      for (Launched l : launched) {
+        if (!isNodeProcess(l.pid(), nodeDir(l.node()))) {
+          throw new CliException("Node " + l.node() + " (pid " + l.pid() + ", " + hostPort(l.node())
+              + ") exited before it was ready. Its output (" + outFile(l.node()) + "):\n" + outTail(l.node(), 30)
+              + "\nIts log: " + logFile(l.node()));
+        }
+      }
+      for (var it = pending.values().iterator(); it.hasNext(); ) {
+        Launched l = it.next();
+        if (readyLine(l.node(), l.outOffset()) != null) {
+          it.remove();
+          out.println("Node " + l.node() + " ready on " + hostPort(l.node()) + " (pid " + l.pid() + ")");
+          out.flush();
+        }
+      }
+      if (pending.isEmpty()) {
+        problems = convergenceProblems(runningNodes().keySet(), notBefore);
+        if (problems.isEmpty()) {
+          return;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        StringBuilder msg = new StringBuilder("Timed out after " + timeout.toSeconds() + " s: ");
+        if (!pending.isEmpty()) {
+          msg.append("no ready line yet from node(s) ")
+              .append(pending.keySet().stream().map(String::valueOf).collect(Collectors.joining(", ")));
+          Launched first = pending.values().iterator().next();
+          msg.append(". Output of node ").append(first.node()).append(" (").append(outFile(first.node()))
+              .append("):\n").append(outTail(first.node(), 20)).append("\nIts log: ").append(logFile(first.node()));
+        } else {
+          msg.append("the cluster did not converge: ").append(String.join("; ", problems));
+        }
+        throw new CliException(msg.toString());
+      }
+      sleep(250);
+    }
+  }
+
+  /**
+   * Stops {@code nodes}: SIGTERM, up to {@code timeout} for the graceful shutdown, then SIGKILL; removes their pid
+   * files.
+   *
+   * @return node → how it ended ({@code stopped}, {@code killed after N s}, or {@code still running})
+   */
+  Map<Integer, String> stop(Set<Integer> nodesToStop, Duration timeout) {
+    Map<Integer, String> result = new TreeMap<>();
+    Set<Integer> signalled = new TreeSet<>();
+    for (int n : nodesToStop) {
+      if (signal(n, true)) {
+        signalled.add(n);
+      }
+    }
+    Set<Integer> left = awaitExit(signalled, timeout);
+    for (int n : left) {
+      signal(n, false);
+    }
+    Set<Integer> stuck = awaitExit(left, Duration.ofSeconds(30));
+    for (int n : signalled) {
+      if (stuck.contains(n)) {
+        result.put(n, "still running");
+      } else {
+        result.put(n, left.contains(n) ? "killed (SIGKILL) after " + timeout.toSeconds() + " s" : "stopped");
+        deletePidFile(n);
+      }
+    }
+    return result;
+  }
+
+  static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException("Interrupted");
+    }
+  }
+}
