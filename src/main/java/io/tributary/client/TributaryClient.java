@@ -12,6 +12,7 @@ import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.ProtocolVersions;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -123,6 +124,7 @@ public final class TributaryClient implements AutoCloseable {
             ClientConfig.DEFAULT_REQUEST_TIMEOUT_MS,
             0,
             Integer.MAX_VALUE);
+    refuseIfNothingListens(addresses, timeoutMs);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), CLIENT_SYSTEM_NAME, clientSystemConfig());
     try {
       ActorRef<ClientRequest> gateway = findGateway(system, addresses, timeoutMs);
@@ -131,6 +133,25 @@ public final class TributaryClient implements AutoCloseable {
       terminate(system);
       throw e;
     }
+  }
+
+  /**
+   * Fails at once when no address of the list accepts a TCP connection (typically: nothing listens there), instead of
+   * waiting {@code request.timeout.ms} for Artery to give up. An address that accepts is left to the real handshake.
+   */
+  private static void refuseIfNothingListens(List<BrokerAddress> addresses, int timeoutMs) {
+    List<String> refused = new ArrayList<>();
+    for (BrokerAddress a : addresses) {
+      try (java.net.Socket socket = new java.net.Socket()) {
+        socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, Math.min(timeoutMs, 5000)));
+        return; // something listens: let the Artery handshake decide
+      } catch (IOException e) {
+        refused.add(a.hostPort() + " (" + e.getMessage() + ")");
+      }
+    }
+    throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "Could not reach a Tributary broker at "
+        + String.join(", ", refused) + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
+        + " ms (is it running?)");
   }
 
   /**
