@@ -227,8 +227,7 @@ class GroupCoordinatorTest {
     }
     Set<PartitionRef> aOwned = Set.copyOf(a.owned);
     int generation = b.generation;
-    // a's process dies: its actor stops
-    node.system(); // (a's probe lives in the node; stopping it is what death watch sees)
+    // a's process dies: its member actor (a probe in the node) stops, which death watch sees
     a.probe.stop();
     // a restarts with the same group.instance.id and a new member actor
     M a2 = new M(g);
