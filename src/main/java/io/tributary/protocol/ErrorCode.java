@@ -42,6 +42,8 @@ public enum ErrorCode {
   INVALID_TOPIC_EXCEPTION(17, false, "the topic name is invalid"),
   /** Not enough in-sync replicas to accept an acks=all write. */
   NOT_ENOUGH_REPLICAS(19, true, "not enough in-sync replicas for an acks=all write"),
+  /** The batch was appended but the ISR shrank below {@code min.insync.replicas} before it was replicated. */
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND(20, true, "the ISR shrank below min.insync.replicas after the append"),
   /** The acks value of a produce request is not -1, 0 or 1. */
   INVALID_REQUIRED_ACKS(21, false, "acks must be -1 (all), 0 or 1"),
   /** A group request carried a generation that is not the group's current one (or a partition the member does not own). */
@@ -82,6 +84,21 @@ public enum ErrorCode {
   UNSUPPORTED_COMPRESSION_TYPE(76, false, "the compression type is not supported"),
   /** A record in the batch is invalid (for example, its size fields disagree with the batch). */
   INVALID_RECORD(87, false, "a record in the batch is invalid"),
+  /**
+   * An idempotent producer's batch does not follow the last sequence number the leader has for that producer id and
+   * partition (a batch before it is missing). Retriable only while an earlier batch of the partition is being retried.
+   */
+  OUT_OF_ORDER_SEQUENCE_NUMBER(45, false, "the batch's sequence number is out of order for this producer"),
+  /** The batch was already appended (a retry); the leader answers NONE with the original offset instead. */
+  DUPLICATE_SEQUENCE_NUMBER(46, false, "the batch is a duplicate of one already appended"),
+  /** The producer epoch is older than the one the leader has for that producer id. */
+  INVALID_PRODUCER_EPOCH(47, false, "the producer epoch is older than the current one"),
+  /** The leader has no state for this producer id (it expired) and the batch does not start at sequence 0. */
+  UNKNOWN_PRODUCER_ID(59, false, "the leader has no state for this producer id"),
+  /** A replica request carried a leader epoch older than the partition's current one. */
+  FENCED_LEADER_EPOCH(74, true, "the leader epoch in the request is older than the current one"),
+  /** A replica request carried a leader epoch newer than the one this node knows (its metadata is behind). */
+  UNKNOWN_LEADER_EPOCH(75, true, "the leader epoch in the request is newer than the one this node knows"),
   /** The local log storage failed. */
   KAFKA_STORAGE_ERROR(56, true, "the broker's log storage failed");
 
