@@ -37,8 +37,12 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
   /** Topic-level key for the cleanup policy. */
   public static final String CLEANUP_POLICY = "cleanup.policy";
 
+  /** Topic-level key for the fewest in-sync replicas an acks=all write needs. */
+  public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
+
   /** Every topic-level key this version knows. */
-  public static final Set<String> KEYS = Set.of(RETENTION_MS, RETENTION_BYTES, MAX_MESSAGE_BYTES, CLEANUP_POLICY);
+  public static final Set<String> KEYS =
+      Set.of(RETENTION_MS, RETENTION_BYTES, MAX_MESSAGE_BYTES, CLEANUP_POLICY, MIN_INSYNC_REPLICAS);
 
   /** Thrown for an unknown key or a bad value; carries {@link ErrorCode#INVALID_CONFIG}. */
   public static final class InvalidConfigException extends IllegalArgumentException {
@@ -61,8 +65,8 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
     Map<String, String> o = overrides == null ? Map.of() : new TreeMap<>(overrides);
     for (String key : o.keySet()) {
       if (!KEYS.contains(key)) {
-        throw new InvalidConfigException("Unknown topic config " + key + " (known: " + new TreeMap<>(
-            Map.of(RETENTION_MS, "", RETENTION_BYTES, "", MAX_MESSAGE_BYTES, "", CLEANUP_POLICY, "")).keySet() + ")");
+        throw new InvalidConfigException("Unknown topic config " + key + " (known: " + new java.util.TreeSet<>(KEYS)
+            + ")");
       }
     }
     long retentionMs = parseLong(o, RETENTION_MS, defaults.logRetentionMs(), -1);
@@ -72,11 +76,21 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
       throw new InvalidConfigException(MAX_MESSAGE_BYTES + " " + maxMessage + " is above what the transport carries ("
           + defaults.maxFrameSafeBatchBytes() + " bytes, set by akka.remote.artery.advanced.maximum-frame-size)");
     }
+    parseLong(o, MIN_INSYNC_REPLICAS, 1, 1);
     String policy = o.getOrDefault(CLEANUP_POLICY, "delete");
     if (!policy.equals("delete")) {
       throw new InvalidConfigException(CLEANUP_POLICY + "=" + policy + " is not supported yet (only delete)");
     }
     return new TopicConfig(retentionMs, retentionBytes, (int) maxMessage, Map.copyOf(o));
+  }
+
+  /**
+   * The topic's {@code min.insync.replicas}: its override, else {@code brokerDefault}. The override was validated
+   * (an integer ≥ 1) when the topic was created.
+   */
+  public int minInsyncReplicas(int brokerDefault) {
+    String v = overrides.get(MIN_INSYNC_REPLICAS);
+    return v == null ? brokerDefault : (int) Math.min(Integer.MAX_VALUE, Long.parseLong(v.trim()));
   }
 
   private static long parseLong(Map<String, String> o, String key, long dflt, long min) {

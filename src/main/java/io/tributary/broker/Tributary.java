@@ -14,6 +14,7 @@ import io.tributary.group.GroupCoordinator;
 import io.tributary.group.GroupSettings;
 import io.tributary.log.JournalAccess;
 import io.tributary.log.PartitionLeader;
+import io.tributary.log.ReplicaManager;
 import io.tributary.protocol.ClientRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -84,12 +85,52 @@ public final class Tributary implements Extension {
       throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
     }
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
-    this.partitions = PartitionLeader.init(system, settings, journal);
-    this.controller = Controller.init(system, settings, partitions);
+    ReplicationSettings replication = ReplicationSettings.create(system.settings().config());
+    this.partitions = ReplicaManager.initRouter(system);
+    this.controller = Controller.init(system, settings, replication, partitions);
+    ReplicaManager.initManager(system, settings, replication, journal, partitions, controller);
+    addControlledShutdown(system, replication);
     this.groupCoordinator = GroupCoordinator.init(system, settings, GroupSettings.create(system.settings().config()),
         partitions, controller);
     this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator), Gateway.NAME,
         Props.empty());
+  }
+
+  /**
+   * As Kafka's controlled shutdown: when this node leaves through Akka's coordinated shutdown (SIGTERM, {@code cluster
+   * stop}, {@code ActorSystem.terminate()}), before it leaves the cluster it asks the controller to move the
+   * leadership of its partitions to in-sync replicas on other nodes and to drop it from the ISRs, and waits for that
+   * (at most {@code controlled.shutdown.timeout.ms}). Clients then see NOT_LEADER_OR_FOLLOWER, which they retry.
+   */
+  private void addControlledShutdown(ActorSystem<?> system, ReplicationSettings replication) {
+    akka.actor.CoordinatedShutdown.get(Adapter.toClassic(system)).addTask(
+        akka.actor.CoordinatedShutdown.PhaseBeforeClusterShutdown(), "tributary-controlled-shutdown", () -> {
+          Cluster cluster = Cluster.get(system);
+          boolean others = false;
+          for (akka.cluster.Member m : cluster.state().getMembers()) {
+            if (!m.address().equals(cluster.selfMember().address())
+                && m.status() == akka.cluster.MemberStatus.up()) {
+              others = true;
+            }
+          }
+          if (!others || cluster.selfMember().status() != akka.cluster.MemberStatus.up()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(akka.Done.getInstance());
+          }
+          String self = system.address().toString();
+          return akka.actor.typed.javadsl.AskPattern.<Controller.Command, Controller.ControlledShutdownResult>ask(
+                  controller, replyTo -> new Controller.ControlledShutdown(self, replyTo),
+                  replication.controlledShutdownTimeout(), system.scheduler())
+              .handle((r, ex) -> {
+                if (ex != null) {
+                  system.log().warn("Controlled shutdown: the controller did not answer in {} ms ({}); leaving anyway",
+                      replication.controlledShutdownTimeout().toMillis(), ex.toString());
+                } else if (r.remainingLeaderships() > 0) {
+                  system.log().warn("Controlled shutdown: {} partitions had no other in-sync replica and go offline",
+                      r.remainingLeaderships());
+                }
+                return akka.Done.getInstance();
+              });
+        });
   }
 
   /** The node's settings. */
@@ -121,7 +162,7 @@ public final class Tributary implements Extension {
     return c;
   }
 
-  /** The partition leaders' shard region. */
+  /** The node's partition router: send it {@link PartitionLeader.Command}s, they reach the partition's leader. */
   public ActorRef<PartitionLeader.Command> partitions() {
     return partitions;
   }

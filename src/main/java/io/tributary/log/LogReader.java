@@ -38,9 +38,11 @@ final class LogReader {
       int partition,
       long fetchOffset,
       int maxBytes,
+      long limitOffset,
       long highWatermark,
       long logStartOffset,
-      ActorRef<FetchResponse> replyTo,
+      List<PartitionLog.Truncation> truncations,
+      java.util.function.Consumer<FetchResponse> replyTo,
       Duration timeout) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       timers.startSingleTimer(Timeout.INSTANCE, timeout);
@@ -51,7 +53,8 @@ final class LogReader {
           .onMessage(JournalProtocol.ReplayedMessage.class, m -> {
             if (m.persistent().payload() instanceof PartitionLeader.RecordsAppended e) {
               RecordBatch b = RecordBatch.wrap(e.batch());
-              boolean wanted = b.lastOffset() >= fetchOffset && b.baseOffset() < highWatermark;
+              boolean wanted = b.lastOffset() >= fetchOffset && b.baseOffset() < limitOffset
+                  && !isDead(truncations, m.persistent().sequenceNr(), b.baseOffset());
               boolean fits = out.isEmpty() || total[0] + b.sizeInBytes() <= maxBytes;
               if (wanted && fits) {
                 out.add(e.batch());
@@ -61,16 +64,16 @@ final class LogReader {
             return Behaviors.same();
           })
           .onMessage(JournalProtocol.RecoverySuccess.class, m -> {
-            replyTo.tell(new FetchResponse(topic, partition, ErrorCode.NONE, null, highWatermark, logStartOffset, out));
+            replyTo.accept(new FetchResponse(topic, partition, ErrorCode.NONE, null, highWatermark, logStartOffset, out));
             return Behaviors.stopped();
           })
           .onMessage(JournalProtocol.ReplayMessagesFailure.class, m -> {
-            replyTo.tell(FetchResponse.failed(topic, partition, ErrorCode.KAFKA_STORAGE_ERROR,
+            replyTo.accept(FetchResponse.failed(topic, partition, ErrorCode.KAFKA_STORAGE_ERROR,
                 "journal read failed: " + m.cause().getMessage(), highWatermark, logStartOffset));
             return Behaviors.stopped();
           })
           .onMessage(Timeout.class, m -> {
-            replyTo.tell(FetchResponse.failed(topic, partition, ErrorCode.REQUEST_TIMED_OUT,
+            replyTo.accept(FetchResponse.failed(topic, partition, ErrorCode.REQUEST_TIMED_OUT,
                 "journal read did not complete in " + timeout.toMillis() + " ms", highWatermark, logStartOffset));
             return Behaviors.stopped();
           })
@@ -93,6 +96,7 @@ final class LogReader {
       long timestamp,
       long minOffset,
       long highWatermark,
+      List<PartitionLog.Truncation> truncations,
       ActorRef<ListOffsetsResponse> replyTo,
       Duration timeout) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
@@ -101,7 +105,8 @@ final class LogReader {
       long[] found = {-1, -1};
       return Behaviors.receive(Object.class)
           .onMessage(JournalProtocol.ReplayedMessage.class, m -> {
-            if (found[0] < 0 && m.persistent().payload() instanceof PartitionLeader.RecordsAppended e) {
+            if (found[0] < 0 && m.persistent().payload() instanceof PartitionLeader.RecordsAppended e
+                && !isDead(truncations, m.persistent().sequenceNr(), RecordBatch.wrap(e.batch()).baseOffset())) {
               long[] hit = searchBatch(RecordBatch.wrap(e.batch()), timestamp, minOffset, highWatermark);
               if (hit != null) {
                 found[0] = hit[0];
@@ -127,6 +132,16 @@ final class LogReader {
           })
           .build();
     }));
+  }
+
+  /** Whether the batch journaled at {@code seqNr} with {@code baseOffset} was discarded by a truncation. */
+  static boolean isDead(List<PartitionLog.Truncation> truncations, long seqNr, long baseOffset) {
+    for (PartitionLog.Truncation t : truncations) {
+      if (seqNr < t.atSeqNr() && baseOffset >= t.offset()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The first record of {@code batch} with offset in [minOffset, hw) and timestamp ≥ ts: {offset, timestamp}. */

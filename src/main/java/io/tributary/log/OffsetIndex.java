@@ -152,6 +152,17 @@ public final class OffsetIndex {
     }
   }
 
+  /** Removes the {@code n} newest chunks (a truncated log suffix). */
+  public void dropLast(int n) {
+    for (int i = 0; i < n && size > 0; i++) {
+      totalBytes -= bytes[head + size - 1];
+      size--;
+    }
+    if (size == 0) {
+      head = 0;
+    }
+  }
+
   /** Removes every chunk. */
   public void clear() {
     head = 0;

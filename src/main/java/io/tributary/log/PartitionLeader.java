@@ -7,11 +7,6 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
-import akka.cluster.sharding.external.ExternalShardAllocationStrategy;
-import akka.cluster.sharding.typed.ShardingMessageExtractor;
-import akka.cluster.sharding.typed.javadsl.ClusterSharding;
-import akka.cluster.sharding.typed.javadsl.Entity;
-import akka.cluster.sharding.typed.javadsl.EntityTypeKey;
 import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
 import akka.persistence.typed.SnapshotCompleted;
@@ -23,6 +18,10 @@ import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
 import akka.persistence.typed.SnapshotAdapter;
 import io.tributary.broker.BrokerSettings;
+import io.tributary.broker.ReplicationSettings;
+import io.tributary.cluster.Controller;
+import io.tributary.cluster.PartitionMetadata;
+import io.tributary.cluster.TopicMetadata;
 import io.tributary.broker.TopicConfig;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
@@ -79,8 +78,6 @@ import java.util.Map;
 public final class PartitionLeader
     extends EventSourcedBehavior<PartitionLeader.Command, PartitionLeader.Event, PartitionLog> {
 
-  /** The sharding entity type; entity ids are {@code topic-N}. */
-  public static final EntityTypeKey<Command> ENTITY_TYPE_KEY = EntityTypeKey.create(Command.class, "partition");
 
   // ------------------------------------------------------------------ protocol
 
@@ -115,23 +112,71 @@ public final class PartitionLeader
   }
 
   /**
-   * Creates the partition with its topic's id and config (idempotent for the same topic id) on the node
-   * {@code placement} (an Akka address). Sharding may briefly run the entity on another node while the placement
-   * spreads; there the leader refuses with NOT_LEADER_OR_FOLLOWER and writes nothing, and the controller retries.
+   * From the node's {@link ReplicaManager}: the partition's replicated metadata, first or changed. Creates the local
+   * log for topic id {@code topicId} if it does not exist yet (a log of an older topic of the same name is deleted
+   * first), then takes the role the metadata gives this node: leader (in {@code meta.leaderEpoch()}), follower of
+   * {@code meta.leader()}, or none. An update with an older leader epoch than the one known is ignored. Local only.
    */
-  public record CreatePartition(
+  public record UpdateRole(
       String topic,
       int partition,
       String topicId,
       TopicConfig config,
-      String placement,
-      ActorRef<PartitionAck> replyTo)
+      TopicMetadata.State topicState,
+      PartitionMetadata meta)
+      implements Command, akka.actor.NoSerializationVerificationNeeded {
+    @Override
+    public String entityId() {
+      return PartitionLeader.entityId(topic, partition);
+    }
+  }
+
+  /**
+   * A follower's fetch from the leader, as Kafka's Fetch request with a replica id: {@code fetchOffset} is the
+   * follower's log end offset (it doubles as its acknowledgement of everything below), {@code lastFetchedEpoch} the
+   * epoch of its last batch (-1 if none) for the divergence check of Kafka's KIP-595. Answered with
+   * {@link ReplicaFetchResponse}: NONE (batches from {@code fetchOffset} up to the leader's log end offset, at most
+   * {@code maxBytes} but at least one batch; held up to {@code replica.fetch.wait.max.ms} at the log end and answered
+   * as soon as a batch is appended), NONE with a diverging epoch (the follower truncates), OFFSET_OUT_OF_RANGE (below
+   * the log start offset), NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+   * UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  public record ReplicaFetch(
+      String topic,
+      int partition,
+      String replica,
+      int leaderEpoch,
+      long fetchOffset,
+      int lastFetchedEpoch,
+      int maxBytes,
+      ActorRef<ReplicaFetchResponse> replyTo)
       implements Command, HotPath {
     @Override
     public String entityId() {
       return PartitionLeader.entityId(topic, partition);
     }
   }
+
+  /**
+   * The answer to {@link ReplicaFetch}; echoes its leader epoch and fetch offset so that a follower can drop stale
+   * answers.
+   *
+   * @param divergingEpoch with {@code divergingEndOffset}: when ≥ 0, the follower's log diverged from the leader's,
+   *     and the leader's log in that epoch ends at {@code divergingEndOffset} (as Kafka's FetchResponse
+   *     DivergingEpoch); the follower truncates to there
+   */
+  public record ReplicaFetchResponse(
+      String topic,
+      int partition,
+      ErrorCode error,
+      int leaderEpoch,
+      long fetchOffset,
+      long highWatermark,
+      long logStartOffset,
+      int divergingEpoch,
+      long divergingEndOffset,
+      List<byte[]> batches)
+      implements HotPath {}
 
   /** Deletes the partition and its records (idempotent). */
   public record DeletePartition(String topic, int partition, ActorRef<PartitionAck> replyTo)
@@ -218,6 +263,26 @@ public final class PartitionLeader
 
   private record FetchWaitExpired(long waiterId) implements InternalCommand {}
 
+  private record ReplicaFetchWaitExpired(String replica, long waiterId) implements InternalCommand {}
+
+  private record ReplicaFetchReply(ReplicaFetchResponse response) implements InternalCommand {}
+
+  private record ReplicaFetchTimeout(long fetchId) implements InternalCommand {}
+
+  private enum ReplicaFetchRetry implements InternalCommand {
+    INSTANCE
+  }
+
+  private enum IsrCheck implements InternalCommand {
+    INSTANCE
+  }
+
+  private enum AckTimeoutCheck implements InternalCommand {
+    INSTANCE
+  }
+
+  private record IsrChangeDone(Controller.AlterIsrResult result) implements InternalCommand {}
+
   // ------------------------------------------------------------------ events
 
   /** Journal events of a partition. */
@@ -235,6 +300,12 @@ public final class PartitionLeader
   /** Retention moved the log start offset; journal events up to {@code deleteToSeqNr} may be deleted. */
   public record LogStartOffsetAdvanced(long logStartOffset, long deleteToSeqNr) implements Event {}
 
+  /**
+   * A follower discarded its log from {@code offset} on (the part that diverged from its new leader's log: written in
+   * an epoch the leader does not have, never committed).
+   */
+  public record LogTruncated(long offset) implements Event {}
+
   /** The partition's topic was deleted. */
   public enum PartitionDeleted implements Event {
     INSTANCE
@@ -247,47 +318,26 @@ public final class PartitionLeader
     return topic + "-" + partition;
   }
 
+  /** The persistence id name of partition logs (kept from when partitions were sharding entities). */
+  static final String PERSISTENCE_TYPE = "partition";
+
   /**
-   * Starts the sharded entity type on this node (only nodes with the broker role host partitions).
+   * The behavior of the local replica of partition {@code entityId}, spawned by the node's {@link ReplicaManager}.
    *
-   * @return the shard region; send it {@link Command}s directly (their {@link Command#entityId()} routes them)
+   * @param router the node's partition router (to reach the leader's node)
+   * @param controller the controller singleton's proxy (for ISR changes)
+   * @param clock the time retention and replica lag compare with
    */
-  public static ActorRef<Command> init(ActorSystem<?> system, BrokerSettings settings, JournalAccess journal) {
-    Entity<Command, Command> entity =
-        Entity.of(ENTITY_TYPE_KEY, ctx -> create(ctx.getEntityId(), settings, journal, Clock.systemUTC()))
-            .withMessageExtractor(new Extractor())
-            // partitions follow their data: a shard lives where the controller placed it, never rebalanced elsewhere
-            .withAllocationStrategy(new ExternalShardAllocationStrategy(
-                system, ENTITY_TYPE_KEY.name(), akka.util.Timeout.create(java.time.Duration.ofSeconds(5))));
-    if (!settings.role().isEmpty()) {
-      entity = entity.withRole(settings.role());
-    }
-    return ClusterSharding.get(system).init(entity);
-  }
-
-  /** Shard id = entity id: one shard per partition, so that every partition can be placed on its own. */
-  static final class Extractor extends ShardingMessageExtractor<Command, Command> {
-    @Override
-    public String entityId(Command message) {
-      return message.entityId();
-    }
-
-    @Override
-    public String shardId(String entityId) {
-      return entityId;
-    }
-
-    @Override
-    public Command unwrapMessage(Command message) {
-      return message;
-    }
-  }
-
-  /** The behavior of partition {@code entityId}; {@code clock} gives the time retention compares with. */
   public static Behavior<Command> create(
-      String entityId, BrokerSettings settings, JournalAccess journal, Clock clock) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(
-        timers -> new PartitionLeader(ctx, timers, entityId, settings, journal, clock)));
+      String entityId,
+      BrokerSettings settings,
+      ReplicationSettings replication,
+      JournalAccess journal,
+      ActorRef<Command> router,
+      ActorRef<Controller.Command> controller,
+      Clock clock) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new PartitionLeader(
+        ctx, timers, entityId, settings, replication, journal, router, controller, clock)));
   }
 
   // ------------------------------------------------------------------ behavior
@@ -295,6 +345,25 @@ public final class PartitionLeader
   private record PendingAppend(RecordBatch batch, ProduceRequest request) {}
 
   private record Waiter(FetchRequest request) {}
+
+  /** An acks=all answer waiting for the high watermark to reach {@code requiredOffset}. */
+  private record ParkedAck(ProduceRequest request, long baseOffset, long requiredOffset, long deadlineMs) {}
+
+  private record ReplicaWaiter(long id, ReplicaFetch request) {}
+
+  /** What the leader knows of one follower (as Kafka's Replica state on the leader). */
+  private static final class FollowerProgress {
+    long logEndOffset = -1;
+    long lastCaughtUpMs;
+    long leoAtLastResponse = -1;
+    long lastResponseMs;
+  }
+
+  private enum Role {
+    NONE,
+    LEADER,
+    FOLLOWER
+  }
 
   private final ActorContext<Command> ctx;
   private final TimerScheduler<Command> timers;
@@ -311,16 +380,44 @@ public final class PartitionLeader
   private long nextWaiterId;
   private long deletedToSeqNr;
   private long journalWrites;
+  private final ReplicationSettings replication;
+  private final ActorRef<Command> router;
+  private final ActorRef<Controller.Command> controller;
+  private final String self;
+  private final ActorRef<ReplicaFetchResponse> replicaFetchAdapter;
+  private final ActorRef<Controller.AlterIsrResult> isrAdapter;
+  // role, from the replicated metadata (not journaled)
+  private Role role = Role.NONE;
+  private PartitionMetadata meta;
+  private TopicConfig metaConfig;
+  // leader side
+  private final Map<String, FollowerProgress> followers = new HashMap<>();
+  private final java.util.ArrayDeque<ParkedAck> parkedAcks = new java.util.ArrayDeque<>();
+  private final Map<String, ReplicaWaiter> replicaWaiters = new HashMap<>();
+  private boolean isrChangeInFlight;
+  // follower side
+  private boolean fetchInFlight;
+  private long fetchId;
+  private long fetchSentOffset = -1;
 
   private PartitionLeader(
       ActorContext<Command> ctx,
       TimerScheduler<Command> timers,
       String entityId,
       BrokerSettings settings,
+      ReplicationSettings replication,
       JournalAccess journal,
+      ActorRef<Command> router,
+      ActorRef<Controller.Command> controller,
       Clock clock) {
-    super(PersistenceId.of(ENTITY_TYPE_KEY.name(), entityId));
+    super(PersistenceId.of(PERSISTENCE_TYPE, entityId));
     this.ctx = ctx;
+    this.replication = replication;
+    this.router = router;
+    this.controller = controller;
+    this.self = ctx.getSystem().address().toString();
+    this.replicaFetchAdapter = ctx.messageAdapter(ReplicaFetchResponse.class, ReplicaFetchReply::new);
+    this.isrAdapter = ctx.messageAdapter(Controller.AlterIsrResult.class, IsrChangeDone::new);
     this.timers = timers;
     this.entityId = entityId;
     int dash = entityId.lastIndexOf('-');
@@ -396,6 +493,8 @@ public final class PartitionLeader
                 state.lastSeqNr(), lastSequenceNumber(ctx));
           }
           timers.startTimerWithFixedDelay(RetentionCheck.INSTANCE, settings.retentionCheckInterval());
+          timers.startTimerWithFixedDelay(IsrCheck.INSTANCE,
+              java.time.Duration.ofMillis(Math.max(50, replication.replicaLagTimeMax().toMillis() / 2)));
         })
         .onSignal(SnapshotCompleted.class, (state, done) -> {
           long deleteTo = state.pendingDeleteToSeqNr();
@@ -418,7 +517,18 @@ public final class PartitionLeader
         .onCommand(ListOffsets.class, this::onListOffsets)
         .onCommand(RetentionCheck.class, this::onRetentionCheck)
         .onCommand(ApplyRetention.class, (state, cmd) -> onRetentionCheck(state, RetentionCheck.INSTANCE))
-        .onCommand(CreatePartition.class, this::onCreate)
+        .onCommand(UpdateRole.class, this::onUpdateRole)
+        .onCommand(ReplicaFetch.class, this::onReplicaFetch)
+        .onCommand(ReplicaFetchWaitExpired.class, this::onReplicaFetchWaitExpired)
+        .onCommand(ReplicaFetchReply.class, this::onReplicaFetchReply)
+        .onCommand(ReplicaFetchTimeout.class, this::onReplicaFetchTimeout)
+        .onCommand(ReplicaFetchRetry.class, (state, cmd) -> {
+          sendReplicaFetch(state);
+          return Effect().none();
+        })
+        .onCommand(IsrCheck.class, this::onIsrCheck)
+        .onCommand(AckTimeoutCheck.class, this::onAckTimeoutCheck)
+        .onCommand(IsrChangeDone.class, this::onIsrChangeDone)
         .onCommand(DeletePartition.class, this::onDelete)
         .onCommand(GetStatus.class, this::onGetStatus)
         .onCommand(DeleteRecords.class, this::onDeleteRecords)
@@ -435,6 +545,13 @@ public final class PartitionLeader
     if (!state.isActive()) {
       error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       message = "Partition " + entityId + " does not exist";
+    } else if (role != Role.LEADER) {
+      error = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      message = notLeaderMessage();
+    } else if (req.acks() == -1 && meta.isr().size() < minInsyncReplicas(state)) {
+      error = ErrorCode.NOT_ENOUGH_REPLICAS;
+      message = "The ISR of " + entityId + " has " + meta.isr().size() + " replicas, fewer than min.insync.replicas "
+          + minInsyncReplicas(state);
     } else if (req.acks() != -1 && req.acks() != 0 && req.acks() != 1) {
       error = ErrorCode.INVALID_REQUIRED_ACKS;
       message = "acks=" + req.acks() + " (must be -1/all, 0 or 1)";
@@ -475,10 +592,12 @@ public final class PartitionLeader
     }
     List<PendingAppend> appends = new ArrayList<>(pending);
     pending.clear();
-    if (!state.isActive()) { // deleted between the append and the flush
+    if (!state.isActive() || role != Role.LEADER) { // deleted or demoted between the append and the flush
       for (PendingAppend p : appends) {
-        reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-            "Partition " + entityId + " was deleted"));
+        reply(p.request(), !state.isActive()
+            ? ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "Partition " + entityId + " was deleted")
+            : ProduceResponse.failed(topic, partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, notLeaderMessage()));
       }
       return Effect().none();
     }
@@ -488,18 +607,34 @@ public final class PartitionLeader
     for (int i = 0; i < appends.size(); i++) {
       RecordBatch b = appends.get(i).batch();
       b.setBaseOffset(next);
-      b.setPartitionLeaderEpoch(state.leaderEpoch());
+      b.setPartitionLeaderEpoch(meta.leaderEpoch());
       baseOffsets[i] = next;
       next = b.nextOffset();
       events.add(new RecordsAppended(b.bytes()));
     }
     journalWrites++;
+    int epochAtAppend = meta.leaderEpoch();
     return Effect().persist(events).thenRun(s -> {
+      long nowMs = clock.millis();
       for (int i = 0; i < appends.size(); i++) {
-        reply(appends.get(i).request(),
-            new ProduceResponse(topic, partition, ErrorCode.NONE, null, baseOffsets[i], -1L, s.logStartOffset()));
+        ProduceRequest req = appends.get(i).request();
+        if (req.acks() == -1) {
+          long required = appends.get(i).batch().nextOffset();
+          parkedAcks.addLast(new ParkedAck(req, baseOffsets[i], required, nowMs + Math.max(1, req.timeoutMs())));
+        } else {
+          reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, baseOffsets[i], -1L,
+              s.logStartOffset()));
+        }
       }
-      wakeWaiters(s);
+      if (role == Role.LEADER && meta.leaderEpoch() == epochAtAppend) {
+        serveReplicaWaiters(s);
+        advanceHighWatermark(s);
+        if (!parkedAcks.isEmpty() && !timers.isTimerActive(AckTimeoutCheck.INSTANCE)) {
+          timers.startTimerWithFixedDelay(AckTimeoutCheck.INSTANCE, java.time.Duration.ofMillis(100));
+        }
+      } else {
+        failParkedAcks(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      }
     });
   }
 
@@ -516,15 +651,20 @@ public final class PartitionLeader
     if (!state.isActive()) {
       req.replyTo().tell(FetchResponse.failed(req.topic(), req.partition(), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
           "Partition " + entityId + " does not exist", -1, -1));
+    } else if (role != Role.LEADER) {
+      req.replyTo().tell(FetchResponse.failed(req.topic(), req.partition(), ErrorCode.NOT_LEADER_OR_FOLLOWER,
+          notLeaderMessage(), -1, -1));
     } else if (req.maxBytes() <= 0) {
       req.replyTo().tell(FetchResponse.failed(req.topic(), req.partition(), ErrorCode.INVALID_FETCH_SIZE,
           "maxBytes must be positive, was " + req.maxBytes(), state.highWatermark(), state.logStartOffset()));
-    } else if (req.fetchOffset() < state.logStartOffset() || req.fetchOffset() > state.highWatermark()) {
+    } else if (req.fetchOffset() < state.logStartOffset()
+        || req.fetchOffset() > Math.max(state.highWatermark(), state.logEndOffset())) {
       req.replyTo().tell(FetchResponse.failed(req.topic(), req.partition(), ErrorCode.OFFSET_OUT_OF_RANGE,
           "Offset " + req.fetchOffset() + " is out of range for " + entityId + ": log start offset "
-              + state.logStartOffset() + ", high watermark " + state.highWatermark(),
+              + state.logStartOffset() + ", log end offset " + state.logEndOffset(),
           state.highWatermark(), state.logStartOffset()));
-    } else if (req.fetchOffset() == state.highWatermark()) {
+    } else if (req.fetchOffset() >= state.highWatermark()) {
+      // at the high watermark, or between it and the log end offset (not yet replicated): wait, as Kafka does
       if (req.maxWaitMs() > 0) {
         long id = nextWaiterId++;
         waiters.put(id, new Waiter(req));
@@ -557,9 +697,10 @@ public final class PartitionLeader
       last++;
     }
     long toSeqNr = last + 1 < index.chunkCount() ? index.chunkSeqNr(last + 1) - 1 : state.lastSeqNr();
+    ActorRef<FetchResponse> replyTo = req.replyTo();
     ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr,
-        req.topic(), req.partition(), req.fetchOffset(), maxBytes, state.highWatermark(), state.logStartOffset(),
-        req.replyTo(), settings.askTimeout()));
+        req.topic(), req.partition(), req.fetchOffset(), maxBytes, state.highWatermark(), state.highWatermark(),
+        state.logStartOffset(), state.truncations(), replyTo::tell, settings.askTimeout()));
   }
 
   private static FetchResponse emptyFetch(FetchRequest req, PartitionLog state) {
@@ -615,6 +756,9 @@ public final class PartitionLeader
     if (!state.isActive()) {
       replyTo.tell(new ListOffsetsResponse(req.topic(), req.partition(), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
           "Partition " + entityId + " does not exist", -1, -1));
+    } else if (role != Role.LEADER) {
+      replyTo.tell(new ListOffsetsResponse(req.topic(), req.partition(), ErrorCode.NOT_LEADER_OR_FOLLOWER,
+          notLeaderMessage(), -1, -1));
     } else if (req.timestamp() == ListOffsetsRequest.EARLIEST_TIMESTAMP) {
       replyTo.tell(ok(req, state.logStartOffset()));
     } else if (req.timestamp() == ListOffsetsRequest.LATEST_TIMESTAMP) {
@@ -643,7 +787,7 @@ public final class PartitionLeader
       } else {
         ctx.spawnAnonymous(LogReader.offsetForTimestamp(journal, journalPluginId, persistenceId().id(),
             index.chunkSeqNr(chunk), state.lastSeqNr(), req.topic(), req.partition(), req.timestamp(),
-            state.logStartOffset(), state.highWatermark(), replyTo, settings.askTimeout()));
+            state.logStartOffset(), state.highWatermark(), state.truncations(), replyTo, settings.askTimeout()));
       }
     }
     return Effect().none();
@@ -687,20 +831,473 @@ public final class PartitionLeader
 
   // --- admin
 
-  private Effect<Event, PartitionLog> onCreate(PartitionLog state, CreatePartition cmd) {
-    String self = ctx.getSystem().address().toString();
-    if (cmd.placement() != null && !cmd.placement().isEmpty() && !cmd.placement().equals(self)) {
-      // started on the wrong node while the shard placement spreads: never create a log here
-      cmd.replyTo().tell(new PartitionAck(topic, partition, ErrorCode.NOT_LEADER_OR_FOLLOWER));
+  // --- roles (replication)
+
+  private Effect<Event, PartitionLog> onUpdateRole(PartitionLog state, UpdateRole cmd) {
+    if (cmd.topicState() == TopicMetadata.State.DELETING) {
+      return Effect().none(); // the controller deletes the replicas with DeletePartition
+    }
+    if (!state.isActive()) {
+      return Effect().persist(new PartitionCreated(cmd.topicId(), cmd.config(), lastSequenceNumber(ctx) + 1))
+          .thenRun(s -> applyRole(s, cmd));
+    }
+    if (!state.topicId().equals(cmd.topicId())) {
+      // a log of an older topic of the same name (deleted while this node was away): drop it, start the new one
+      long deletedAt = lastSequenceNumber(ctx) + 1;
+      return Effect().persist(List.of(PartitionDeleted.INSTANCE,
+              new PartitionCreated(cmd.topicId(), cmd.config(), deletedAt + 1)))
+          .thenRun(s -> {
+            String pid = persistenceId().id();
+            journal.deleteSnapshotsTo(BrokerSettings.SNAPSHOT_PLUGIN_ID, pid, deletedAt - 1, settings.askTimeout())
+                .thenCompose(r -> journal.deleteMessagesTo(journalPluginId, pid, deletedAt, settings.askTimeout()));
+            applyRole(s, cmd);
+          });
+    }
+    applyRole(state, cmd);
+    return Effect().none();
+  }
+
+  private void applyRole(PartitionLog state, UpdateRole cmd) {
+    PartitionMetadata next = cmd.meta();
+    if (meta != null && next.leaderEpoch() < meta.leaderEpoch()) {
+      return; // stale
+    }
+    PartitionMetadata prev = meta;
+    meta = next;
+    metaConfig = cmd.config();
+    boolean newEpoch = prev == null || prev.leaderEpoch() != next.leaderEpoch();
+    if (self.equals(next.leader())) {
+      if (role != Role.LEADER || newEpoch) {
+        becomeLeader(state);
+      } else {
+        if (!prev.isr().equals(next.isr())) {
+          isrChangeInFlight = false;
+        }
+        advanceHighWatermark(state);
+      }
+    } else if (next.hasLeader() && next.replicas().contains(self)) {
+      if (role != Role.FOLLOWER || newEpoch) {
+        becomeFollower(state);
+      }
+    } else if (role != Role.NONE) {
+      ctx.getLog().info("Partition {}: no role on this node in leader epoch {}", entityId, next.leaderEpoch());
+      stepDown();
+      role = Role.NONE;
+    }
+  }
+
+  private void becomeLeader(PartitionLog state) {
+    stepDown();
+    role = Role.LEADER;
+    isrChangeInFlight = false;
+    long now = clock.millis();
+    for (String r : meta.replicas()) {
+      if (!r.equals(self)) {
+        FollowerProgress p = new FollowerProgress();
+        p.lastCaughtUpMs = now; // a follower gets replica.lag.time.max.ms to show up
+        followers.put(r, p);
+      }
+    }
+    ctx.getLog().info("Partition {}: leader in epoch {} (log end offset {}, high watermark {}, ISR {})", entityId,
+        meta.leaderEpoch(), state.logEndOffset(), state.highWatermark(), meta.isr());
+    advanceHighWatermark(state);
+  }
+
+  private void becomeFollower(PartitionLog state) {
+    stepDown();
+    role = Role.FOLLOWER;
+    ctx.getLog().info("Partition {}: follower of {} in epoch {} (log end offset {})", entityId, meta.leader(),
+        meta.leaderEpoch(), state.logEndOffset());
+    sendReplicaFetch(state);
+  }
+
+  /** Leaves the current role: everything waiting on it is answered NOT_LEADER_OR_FOLLOWER (clients retry). */
+  private void stepDown() {
+    failParkedAcks(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    for (PendingAppend p : pending) {
+      reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+          notLeaderMessage()));
+    }
+    pending.clear();
+    for (Map.Entry<Long, Waiter> e : waiters.entrySet()) {
+      FetchRequest req = e.getValue().request();
+      timers.cancel(e.getKey());
+      req.replyTo().tell(FetchResponse.failed(req.topic(), req.partition(), ErrorCode.NOT_LEADER_OR_FOLLOWER,
+          notLeaderMessage(), -1, -1));
+    }
+    waiters.clear();
+    for (ReplicaWaiter w : replicaWaiters.values()) {
+      timers.cancel(w);
+      w.request().replyTo().tell(replicaError(w.request(), ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1));
+    }
+    replicaWaiters.clear();
+    followers.clear();
+    fetchInFlight = false;
+    fetchId++;
+    timers.cancel(ReplicaFetchRetry.INSTANCE);
+  }
+
+  private String notLeaderMessage() {
+    return meta == null ? "This node has no metadata for " + entityId + " yet"
+        : meta.hasLeader() ? "The leader of " + entityId + " is " + meta.leader() + " (epoch " + meta.leaderEpoch() + ")"
+        : entityId + " has no leader right now (no in-sync replica is alive)";
+  }
+
+  private int minInsyncReplicas(PartitionLog state) {
+    TopicConfig c = metaConfig != null ? metaConfig : state.config();
+    return c == null ? replication.minInsyncReplicas() : c.minInsyncReplicas(replication.minInsyncReplicas());
+  }
+
+  // --- leader: high watermark and acks=all
+
+  /** HW = the smallest log end offset over the ISR (as Kafka); never moves back. Completes acks=all answers. */
+  private void advanceHighWatermark(PartitionLog state) {
+    if (role != Role.LEADER || !state.isActive()) {
+      return;
+    }
+    long min = state.logEndOffset();
+    for (String r : meta.isr()) {
+      if (!r.equals(self)) {
+        FollowerProgress p = followers.get(r);
+        long leo = p == null ? -1 : p.logEndOffset;
+        if (leo < 0) {
+          min = Math.min(min, state.highWatermark()); // not heard from yet: hold
+        } else {
+          min = Math.min(min, leo);
+        }
+      }
+    }
+    if (min > state.highWatermark()) {
+      state.setHighWatermark(min);
+      wakeWaiters(state);
+    }
+    completeParkedAcks(state);
+  }
+
+  private void completeParkedAcks(PartitionLog state) {
+    while (!parkedAcks.isEmpty() && parkedAcks.peekFirst().requiredOffset() <= state.highWatermark()) {
+      ParkedAck a = parkedAcks.removeFirst();
+      if (meta.isr().size() < minInsyncReplicas(state)) {
+        reply(a.request(), ProduceResponse.failed(topic, partition, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+            "The ISR of " + entityId + " shrank to " + meta.isr() + " before the batch was replicated"));
+      } else {
+        reply(a.request(), new ProduceResponse(topic, partition, ErrorCode.NONE, null, a.baseOffset(), -1L,
+            state.logStartOffset()));
+      }
+    }
+    if (parkedAcks.isEmpty()) {
+      timers.cancel(AckTimeoutCheck.INSTANCE);
+    }
+  }
+
+  private void failParkedAcks(ErrorCode error) {
+    for (ParkedAck a : parkedAcks) {
+      reply(a.request(), ProduceResponse.failed(topic, partition, error,
+          error == ErrorCode.NOT_LEADER_OR_FOLLOWER ? notLeaderMessage() : null));
+    }
+    parkedAcks.clear();
+    timers.cancel(AckTimeoutCheck.INSTANCE);
+  }
+
+  private Effect<Event, PartitionLog> onAckTimeoutCheck(PartitionLog state, AckTimeoutCheck cmd) {
+    long now = clock.millis();
+    // answers complete in offset order; expired ones may sit behind unexpired ones, so scan all
+    java.util.Iterator<ParkedAck> it = parkedAcks.iterator();
+    while (it.hasNext()) {
+      ParkedAck a = it.next();
+      if (a.deadlineMs() <= now) {
+        it.remove();
+        reply(a.request(), ProduceResponse.failed(topic, partition, ErrorCode.REQUEST_TIMED_OUT,
+            "The batch at offset " + a.baseOffset() + " of " + entityId + " was not replicated to the ISR "
+                + meta.isr() + " within " + a.request().timeoutMs() + " ms"));
+      }
+    }
+    if (parkedAcks.isEmpty()) {
+      timers.cancel(AckTimeoutCheck.INSTANCE);
+    }
+    return Effect().none();
+  }
+
+  // --- leader: follower fetches, ISR
+
+  private Effect<Event, PartitionLog> onReplicaFetch(PartitionLog state, ReplicaFetch req) {
+    if (!state.isActive()) {
+      req.replyTo().tell(replicaError(req, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1));
       return Effect().none();
     }
-    if (state.isActive()) {
-      ErrorCode e = state.topicId().equals(cmd.topicId()) ? ErrorCode.NONE : ErrorCode.TOPIC_ALREADY_EXISTS;
-      cmd.replyTo().tell(new PartitionAck(topic, partition, e));
+    if (role != Role.LEADER || !meta.replicas().contains(req.replica())) {
+      req.replyTo().tell(replicaError(req, ErrorCode.NOT_LEADER_OR_FOLLOWER, state.highWatermark(),
+          state.logStartOffset()));
       return Effect().none();
     }
-    return Effect().persist(new PartitionCreated(cmd.topicId(), cmd.config(), lastSequenceNumber(ctx) + 1))
-        .thenRun(s -> cmd.replyTo().tell(new PartitionAck(topic, partition, ErrorCode.NONE)));
+    if (req.leaderEpoch() != meta.leaderEpoch()) {
+      req.replyTo().tell(replicaError(req, req.leaderEpoch() < meta.leaderEpoch() ? ErrorCode.FENCED_LEADER_EPOCH
+          : ErrorCode.UNKNOWN_LEADER_EPOCH, state.highWatermark(), state.logStartOffset()));
+      return Effect().none();
+    }
+    // KIP-595 divergence check: does the follower's log agree with ours up to its fetch offset?
+    if (req.lastFetchedEpoch() >= 0 || req.fetchOffset() > state.logEndOffset()) {
+      long[] end = req.lastFetchedEpoch() >= 0 ? state.endOffsetForEpoch(req.lastFetchedEpoch())
+          : new long[] {state.latestEpoch(), state.logEndOffset()};
+      if (end[0] < 0 && req.lastFetchedEpoch() >= 0) {
+        end = new long[] {req.lastFetchedEpoch(), state.logStartOffset()}; // we have nothing of that epoch or before
+      }
+      if (end[0] != req.lastFetchedEpoch() || end[1] < req.fetchOffset()) {
+        req.replyTo().tell(new ReplicaFetchResponse(topic, partition, ErrorCode.NONE, req.leaderEpoch(),
+            req.fetchOffset(), state.highWatermark(), state.logStartOffset(), (int) end[0],
+            Math.min(end[1], req.fetchOffset()), List.of()));
+        return Effect().none();
+      }
+    }
+    if (req.fetchOffset() < state.logStartOffset()) {
+      req.replyTo().tell(replicaError(req, ErrorCode.OFFSET_OUT_OF_RANGE, state.highWatermark(),
+          state.logStartOffset()));
+      return Effect().none();
+    }
+    FollowerProgress p = followers.computeIfAbsent(req.replica(), r -> new FollowerProgress());
+    long now = clock.millis();
+    if (req.fetchOffset() >= state.logEndOffset()) {
+      p.lastCaughtUpMs = now;
+    } else if (p.leoAtLastResponse >= 0 && req.fetchOffset() >= p.leoAtLastResponse) {
+      p.lastCaughtUpMs = Math.max(p.lastCaughtUpMs, p.lastResponseMs);
+    }
+    p.logEndOffset = req.fetchOffset();
+    if (!meta.isr().contains(req.replica()) && req.fetchOffset() >= state.highWatermark()
+        && req.fetchOffset() >= currentEpochStartOffset(state) && !isrChangeInFlight) {
+      List<String> grown = new ArrayList<>(meta.isr());
+      grown.add(req.replica());
+      proposeIsr(grown, "caught up at " + req.fetchOffset());
+    }
+    advanceHighWatermark(state);
+    ReplicaWaiter old = replicaWaiters.remove(req.replica());
+    if (old != null) {
+      timers.cancel(old);
+    }
+    if (req.fetchOffset() >= state.logEndOffset()) {
+      long id = nextWaiterId++;
+      ReplicaWaiter w = new ReplicaWaiter(id, req);
+      replicaWaiters.put(req.replica(), w);
+      timers.startSingleTimer(w, new ReplicaFetchWaitExpired(req.replica(), id), replication.replicaFetchWaitMax());
+    } else {
+      serveReplicaFetch(state, req, p);
+    }
+    return Effect().none();
+  }
+
+  private long currentEpochStartOffset(PartitionLog state) {
+    for (PartitionLog.EpochEntry e : state.epochs()) {
+      if (e.epoch() == meta.leaderEpoch()) {
+        return e.startOffset();
+      }
+    }
+    return state.logEndOffset(); // nothing written in this epoch yet
+  }
+
+  private void serveReplicaFetch(PartitionLog state, ReplicaFetch req, FollowerProgress p) {
+    p.leoAtLastResponse = state.logEndOffset();
+    p.lastResponseMs = clock.millis();
+    int maxBytes = Math.min(Math.max(1, req.maxBytes()), settings.fetchMaxBytesCap());
+    long hw = state.highWatermark();
+    long logStart = state.logStartOffset();
+    if (req.fetchOffset() >= state.tailStartOffset()) {
+      List<byte[]> batches = state.readTail(req.fetchOffset(), maxBytes, state.logEndOffset());
+      req.replyTo().tell(new ReplicaFetchResponse(topic, partition, ErrorCode.NONE, req.leaderEpoch(),
+          req.fetchOffset(), hw, logStart, -1, -1, batches));
+      return;
+    }
+    OffsetIndex index = state.index();
+    int chunk = Math.max(0, index.floorChunk(req.fetchOffset()));
+    long fromSeqNr = index.chunkSeqNr(chunk);
+    long bytes = 0;
+    int last = chunk;
+    while (last + 1 < index.chunkCount() && bytes < maxBytes + index.chunkBytes(chunk)) {
+      bytes += index.chunkBytes(last);
+      last++;
+    }
+    long toSeqNr = last + 1 < index.chunkCount() ? index.chunkSeqNr(last + 1) - 1 : state.lastSeqNr();
+    ActorRef<ReplicaFetchResponse> replyTo = req.replyTo();
+    ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr, topic,
+        partition, req.fetchOffset(), maxBytes, state.logEndOffset(), hw, logStart, state.truncations(),
+        r -> replyTo.tell(new ReplicaFetchResponse(topic, partition, r.error(), req.leaderEpoch(), req.fetchOffset(),
+            hw, logStart, -1, -1, r.batches())),
+        settings.askTimeout()));
+  }
+
+  /** After an append: the followers waiting at the old log end get the new batches at once (push). */
+  private void serveReplicaWaiters(PartitionLog state) {
+    if (replicaWaiters.isEmpty()) {
+      return;
+    }
+    List<ReplicaWaiter> ready = new ArrayList<>();
+    for (ReplicaWaiter w : replicaWaiters.values()) {
+      if (w.request().fetchOffset() < state.logEndOffset()) {
+        ready.add(w);
+      }
+    }
+    for (ReplicaWaiter w : ready) {
+      replicaWaiters.remove(w.request().replica());
+      timers.cancel(w);
+      serveReplicaFetch(state, w.request(), followers.computeIfAbsent(w.request().replica(),
+          r -> new FollowerProgress()));
+    }
+  }
+
+  private Effect<Event, PartitionLog> onReplicaFetchWaitExpired(PartitionLog state, ReplicaFetchWaitExpired cmd) {
+    ReplicaWaiter w = replicaWaiters.get(cmd.replica());
+    if (w != null && w.id() == cmd.waiterId()) {
+      replicaWaiters.remove(cmd.replica());
+      FollowerProgress p = followers.computeIfAbsent(cmd.replica(), r -> new FollowerProgress());
+      if (role == Role.LEADER && state.isActive()) {
+        serveReplicaFetch(state, w.request(), p);
+      } else {
+        w.request().replyTo().tell(replicaError(w.request(), ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1));
+      }
+    }
+    return Effect().none();
+  }
+
+  private ReplicaFetchResponse replicaError(ReplicaFetch req, ErrorCode error, long hw, long logStart) {
+    return new ReplicaFetchResponse(topic, partition, error, req.leaderEpoch(), req.fetchOffset(), hw, logStart, -1,
+        -1, List.of());
+  }
+
+  /** Every replica.lag.time.max.ms / 2: followers in the ISR that have not caught up for too long leave it. */
+  private Effect<Event, PartitionLog> onIsrCheck(PartitionLog state, IsrCheck cmd) {
+    if (role != Role.LEADER || isrChangeInFlight || !state.isActive()) {
+      return Effect().none();
+    }
+    long now = clock.millis();
+    List<String> shrunk = new ArrayList<>();
+    List<String> out = new ArrayList<>();
+    for (String r : meta.isr()) {
+      FollowerProgress p = followers.get(r);
+      boolean lagging = !r.equals(self) && p != null
+          && now - p.lastCaughtUpMs > replication.replicaLagTimeMax().toMillis()
+          && (p.logEndOffset < state.logEndOffset());
+      if (lagging) {
+        out.add(r);
+      } else {
+        shrunk.add(r);
+      }
+    }
+    if (!out.isEmpty()) {
+      proposeIsr(shrunk, "lagging for more than replica.lag.time.max.ms: " + out);
+    }
+    return Effect().none();
+  }
+
+  private void proposeIsr(List<String> isr, String why) {
+    isrChangeInFlight = true;
+    ctx.getLog().info("Partition {}: proposing ISR {} in epoch {} ({})", entityId, isr, meta.leaderEpoch(), why);
+    controller.tell(new Controller.AlterIsr(topic, partition, self, meta.leaderEpoch(), isr, isrAdapter));
+  }
+
+  private Effect<Event, PartitionLog> onIsrChangeDone(PartitionLog state, IsrChangeDone done) {
+    if (done.result().error() != ErrorCode.NONE) {
+      ctx.getLog().info("Partition {}: ISR change refused: {} {}", entityId, done.result().error(),
+          done.result().message());
+    }
+    // on success the new ISR arrives with the metadata (UpdateRole); until then a repeated proposal is harmless
+    isrChangeInFlight = false;
+    return Effect().none();
+  }
+
+  // --- follower
+
+  private void sendReplicaFetch(PartitionLog state) {
+    if (role != Role.FOLLOWER || fetchInFlight || !state.isActive()) {
+      return;
+    }
+    fetchInFlight = true;
+    long id = ++fetchId;
+    fetchSentOffset = state.logEndOffset();
+    ReplicaFetch req = new ReplicaFetch(topic, partition, self, meta.leaderEpoch(), state.logEndOffset(),
+        state.latestEpoch(), replication.replicaFetchMaxBytes(), replicaFetchAdapter);
+    router.tell(new ReplicaManager.ToReplica(meta.leader(), req));
+    timers.startSingleTimer(ReplicaFetchTimeout.class, new ReplicaFetchTimeout(id),
+        replication.replicaFetchWaitMax().plus(settings.askTimeout()));
+  }
+
+  private Effect<Event, PartitionLog> onReplicaFetchTimeout(PartitionLog state, ReplicaFetchTimeout cmd) {
+    if (cmd.fetchId() == fetchId && fetchInFlight) {
+      fetchInFlight = false;
+      sendReplicaFetch(state);
+    }
+    return Effect().none();
+  }
+
+  private void retryFetchLater() {
+    fetchInFlight = false;
+    timers.startSingleTimer(ReplicaFetchRetry.INSTANCE, ReplicaFetchRetry.INSTANCE, replication.replicaFetchBackoff());
+  }
+
+  private Effect<Event, PartitionLog> onReplicaFetchReply(PartitionLog state, ReplicaFetchReply reply) {
+    ReplicaFetchResponse r = reply.response();
+    if (role != Role.FOLLOWER || !fetchInFlight || r.leaderEpoch() != meta.leaderEpoch()
+        || r.fetchOffset() != fetchSentOffset || r.fetchOffset() != state.logEndOffset()) {
+      return Effect().none(); // stale
+    }
+    timers.cancel(ReplicaFetchTimeout.class);
+    if (r.error() == ErrorCode.OFFSET_OUT_OF_RANGE && r.logStartOffset() > state.logEndOffset()) {
+      // the leader deleted what we would fetch next: start our log at its log start offset
+      fetchInFlight = false;
+      return advanceLogStart(state, r.logStartOffset()).thenRun(s -> sendReplicaFetch(s));
+    }
+    if (r.error() != ErrorCode.NONE) {
+      if (r.error() != ErrorCode.NOT_LEADER_OR_FOLLOWER && r.error() != ErrorCode.FENCED_LEADER_EPOCH
+          && r.error() != ErrorCode.UNKNOWN_LEADER_EPOCH && r.error() != ErrorCode.REQUEST_TIMED_OUT) {
+        ctx.getLog().warn("Partition {}: fetch from leader {} failed: {}", entityId, meta.leader(), r.error());
+      }
+      retryFetchLater();
+      return Effect().none();
+    }
+    if (r.divergingEpoch() >= 0 || r.divergingEndOffset() >= 0) {
+      long[] own = state.endOffsetForEpoch(r.divergingEpoch());
+      long target = Math.min(r.divergingEndOffset(), own[1] < 0 ? state.logStartOffset() : own[1]);
+      target = Math.max(target, Math.min(state.logStartOffset(), state.logEndOffset()));
+      ctx.getLog().info("Partition {}: log diverged from leader {} (its epoch {} ends at {}); truncating from {} to {}",
+          entityId, meta.leader(), r.divergingEpoch(), r.divergingEndOffset(), state.logEndOffset(), target);
+      fetchInFlight = false;
+      if (target >= state.logEndOffset()) {
+        return Effect().none().thenRun(s -> sendReplicaFetch(s));
+      }
+      return Effect().persist(new LogTruncated(target)).thenRun(s -> sendReplicaFetch(s));
+    }
+    List<Event> events = new ArrayList<>(r.batches().size());
+    long next = state.logEndOffset();
+    for (byte[] bytes : r.batches()) {
+      RecordBatch b = RecordBatch.wrap(bytes);
+      if (b.lastOffset() < next) {
+        continue; // already have it
+      }
+      if (b.baseOffset() != next) {
+        break; // not contiguous (should not happen): fetch again from our log end
+      }
+      events.add(new RecordsAppended(bytes));
+      next = b.nextOffset();
+    }
+    fetchInFlight = false;
+    long leaderHw = r.highWatermark();
+    long leaderLogStart = r.logStartOffset();
+    if (events.isEmpty()) {
+      followerCatchUp(state, leaderHw);
+      if (leaderLogStart > state.logStartOffset() && leaderLogStart <= state.logEndOffset()) {
+        return advanceLogStart(state, leaderLogStart).thenRun(s -> sendReplicaFetch(s));
+      }
+      sendReplicaFetch(state);
+      return Effect().none();
+    }
+    journalWrites++;
+    return Effect().persist(events).thenRun(s -> {
+      followerCatchUp(s, leaderHw);
+      sendReplicaFetch(s);
+    });
+  }
+
+  private void followerCatchUp(PartitionLog state, long leaderHw) {
+    if (leaderHw > state.highWatermark()) {
+      state.setHighWatermark(leaderHw);
+    }
   }
 
   private Effect<Event, PartitionLog> onDelete(PartitionLog state, DeletePartition cmd) {
@@ -709,6 +1306,7 @@ public final class PartitionLeader
       return Effect().none();
     }
     return Effect().persist(PartitionDeleted.INSTANCE).thenRun(s -> {
+      failParkedAcks(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       for (PendingAppend p : pending) {
         reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             "Partition " + entityId + " was deleted"));
@@ -739,6 +1337,10 @@ public final class PartitionLeader
       cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1));
       return Effect().none();
     }
+    if (role != Role.LEADER) {
+      cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1));
+      return Effect().none();
+    }
     if (cmd.beforeOffset() < 0 || cmd.beforeOffset() > state.highWatermark()) {
       cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.OFFSET_OUT_OF_RANGE, state.logStartOffset()));
       return Effect().none();
@@ -747,18 +1349,24 @@ public final class PartitionLeader
       cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NONE, state.logStartOffset()));
       return Effect().none();
     }
-    OffsetIndex index = state.index();
-    long deleteTo;
-    if (cmd.beforeOffset() >= state.logEndOffset()) {
-      deleteTo = state.lastSeqNr();
-    } else {
-      int chunk = index.floorChunk(cmd.beforeOffset());
-      deleteTo = chunk <= 0 ? 0 : index.chunkSeqNr(chunk) - 1;
-    }
-    return Effect().persist(new LogStartOffsetAdvanced(cmd.beforeOffset(), deleteTo)).thenRun(s -> {
+    return advanceLogStart(state, cmd.beforeOffset()).thenRun(s -> {
       cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NONE, s.logStartOffset()));
       wakeWaiters(s);
     });
+  }
+
+  /** Persists a new log start offset; whole index chunks below it may leave the journal. */
+  private akka.persistence.typed.javadsl.EffectBuilder<Event, PartitionLog> advanceLogStart(
+      PartitionLog state, long newStart) {
+    OffsetIndex index = state.index();
+    long deleteTo;
+    if (newStart >= state.logEndOffset()) {
+      deleteTo = state.lastSeqNr();
+    } else {
+      int chunk = index.floorChunk(newStart);
+      deleteTo = chunk <= 0 ? 0 : index.chunkSeqNr(chunk) - 1;
+    }
+    return Effect().persist(new LogStartOffsetAdvanced(newStart, deleteTo));
   }
 
   private Effect<Event, PartitionLog> onGetStatus(PartitionLog state, GetStatus cmd) {
@@ -784,6 +1392,10 @@ public final class PartitionLeader
         })
         .onEvent(LogStartOffsetAdvanced.class, (state, e) -> {
           state.applyLogStartAdvanced(e.logStartOffset(), e.deleteToSeqNr());
+          return state;
+        })
+        .onEvent(LogTruncated.class, (state, e) -> {
+          state.applyTruncated(e.offset());
           return state;
         })
         .onEvent(PartitionDeleted.class, (state, e) -> {

@@ -43,6 +43,20 @@ public final class PartitionLog {
   private long tailBytes;
   private final long tailMaxBytes;
   private final int indexIntervalBytes;
+  /** Leader epoch cache, as Kafka's leader-epoch-checkpoint: (epoch, first offset written in it), ascending. */
+  private final List<EpochEntry> epochs = new ArrayList<>();
+  /** Truncations of the log suffix: batches journaled before {@code atSeqNr} with offsets from {@code offset} are dead. */
+  private final List<Truncation> truncations = new ArrayList<>();
+  private ProducerStateTable producers = new ProducerStateTable();
+
+  /** One entry of the leader epoch cache. */
+  public record EpochEntry(int epoch, long startOffset) {}
+
+  /**
+   * A truncation of the log: every batch journaled at a sequence number below {@code atSeqNr} whose base offset is at
+   * or above {@code offset} was discarded (the journal is append-only, so readers skip them).
+   */
+  public record Truncation(long offset, long atSeqNr) {}
 
   PartitionLog(int indexIntervalBytes, long tailMaxBytes) {
     this.indexIntervalBytes = indexIntervalBytes;
@@ -65,13 +79,25 @@ public final class PartitionLog {
     index.clear();
     tail.clear();
     tailBytes = 0;
+    epochs.clear();
+    truncations.clear();
+    producers = new ProducerStateTable();
   }
 
   void applyAppended(RecordBatch batch) {
     long seqNr = ++lastSeqNr;
     index.append(batch.baseOffset(), seqNr, batch.sizeInBytes(), batch.maxTimestamp());
     logEndOffset = batch.nextOffset();
-    highWatermark = logEndOffset; // single replica: everything persisted is committed
+    int epoch = batch.partitionLeaderEpoch();
+    if (epochs.isEmpty() || epochs.get(epochs.size() - 1).epoch() < epoch) {
+      epochs.add(new EpochEntry(epoch, batch.baseOffset()));
+      leaderEpoch = epoch;
+    }
+    if (batch.producerId() >= 0) {
+      producers.onAppended(batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
+          lastSequence(batch.baseSequence(), (int) (batch.lastOffset() - batch.baseOffset())),
+          batch.baseOffset(), batch.lastOffset(), batch.maxTimestamp());
+    }
     if (tailMaxBytes > 0) {
       tail.addLast(new TailEntry(seqNr, batch.baseOffset(), batch.lastOffset(), batch.bytes()));
       tailBytes += batch.sizeInBytes();
@@ -89,10 +115,42 @@ public final class PartitionLog {
     }
     index.dropFirst(drop);
     logStartOffset = Math.max(logStartOffset, newLogStart);
+    if (logStartOffset > logEndOffset) { // a follower that restarts from the leader's log start
+      logEndOffset = logStartOffset;
+      highWatermark = Math.max(highWatermark, logStartOffset);
+      epochs.clear();
+    }
+    highWatermark = Math.max(highWatermark, logStartOffset);
     pendingDeleteToSeqNr = Math.max(pendingDeleteToSeqNr, deleteToSeqNr);
     while (!tail.isEmpty() && tail.peekFirst().lastOffset() < logStartOffset) {
       tailBytes -= tail.removeFirst().bytes().length;
     }
+  }
+
+  /**
+   * Discards the log suffix from {@code offset} (a follower whose log diverged from its leader's). {@code offset} is a
+   * batch boundary. The truncation event itself has the next sequence number.
+   */
+  void applyTruncated(long offset) {
+    long atSeqNr = ++lastSeqNr;
+    if (offset >= logEndOffset) {
+      return;
+    }
+    truncations.add(new Truncation(offset, atSeqNr));
+    int keep = index.chunkCount();
+    while (keep > 0 && index.chunkBaseOffset(keep - 1) >= offset) {
+      keep--;
+    }
+    index.dropLast(index.chunkCount() - keep);
+    while (!tail.isEmpty() && tail.peekLast().baseOffset() >= offset) {
+      tailBytes -= tail.removeLast().bytes().length;
+    }
+    while (!epochs.isEmpty() && epochs.get(epochs.size() - 1).startOffset() >= offset) {
+      epochs.remove(epochs.size() - 1);
+    }
+    producers.truncateTo(offset);
+    logEndOffset = Math.max(offset, logStartOffset);
+    highWatermark = Math.min(highWatermark, logEndOffset);
   }
 
   void applyDeleted() {
@@ -106,6 +164,9 @@ public final class PartitionLog {
     logStartOffset = 0;
     logEndOffset = 0;
     highWatermark = 0;
+    epochs.clear();
+    truncations.clear();
+    producers = new ProducerStateTable();
   }
 
   void applySnapshot(PartitionSnapshot s) {
@@ -124,6 +185,16 @@ public final class PartitionLog {
     }
     tail.clear();
     tailBytes = 0;
+    epochs.clear();
+    for (int i = 0; i < s.epochNumbers().length; i++) {
+      epochs.add(new EpochEntry(s.epochNumbers()[i], s.epochStartOffsets()[i]));
+    }
+    truncations.clear();
+    for (int i = 0; i < s.truncationOffsets().length; i++) {
+      truncations.add(new Truncation(s.truncationOffsets()[i], s.truncationSeqNrs()[i]));
+    }
+    producers = s.producerState().length == 0 ? new ProducerStateTable()
+        : ProducerStateTable.fromBytes(s.producerState());
   }
 
   /** An immutable copy for a snapshot. */
@@ -139,8 +210,28 @@ public final class PartitionLog {
       by[i] = index.chunkBytes(i);
       ts[i] = index.chunkMaxTimestamp(i);
     }
+    int[] en = new int[epochs.size()];
+    long[] es = new long[epochs.size()];
+    for (int i = 0; i < en.length; i++) {
+      en[i] = epochs.get(i).epoch();
+      es[i] = epochs.get(i).startOffset();
+    }
+    // truncations below the oldest retained event no longer matter
+    long oldestSeqNr = index.chunkCount() > 0 ? index.chunkSeqNr(0) : lastSeqNr;
+    List<Truncation> live = new ArrayList<>();
+    for (Truncation t : truncations) {
+      if (t.atSeqNr() > oldestSeqNr) {
+        live.add(t);
+      }
+    }
+    long[] to = new long[live.size()];
+    long[] ta = new long[live.size()];
+    for (int i = 0; i < to.length; i++) {
+      to[i] = live.get(i).offset();
+      ta[i] = live.get(i).atSeqNr();
+    }
     return new PartitionSnapshot(status, topicId, config, logStartOffset, logEndOffset, highWatermark, leaderEpoch,
-        lastSeqNr, pendingDeleteToSeqNr, bo, sq, by, ts);
+        lastSeqNr, pendingDeleteToSeqNr, bo, sq, by, ts, en, es, to, ta, producers.toBytes());
   }
 
   // ------------------------------------------------------------------ queries
@@ -169,8 +260,63 @@ public final class PartitionLog {
     return logEndOffset;
   }
 
+  /**
+   * The high watermark: records below it are committed (on every in-sync replica) and visible to consumers. Not
+   * journaled: the leader computes it from its followers' fetch offsets ({@link #setHighWatermark}); after recovery it
+   * is the value of the last snapshot, and a new leader moves it up as its followers report.
+   */
   public long highWatermark() {
     return highWatermark;
+  }
+
+  /** Moves the high watermark (never beyond the log end offset). Actor thread only. */
+  void setHighWatermark(long hw) {
+    highWatermark = Math.max(logStartOffset, Math.min(hw, logEndOffset));
+  }
+
+  /** The leader epoch cache, oldest first (read-only view). */
+  List<EpochEntry> epochs() {
+    return java.util.Collections.unmodifiableList(epochs);
+  }
+
+  /** The latest epoch in the cache, or -1 if the log is empty of batches. */
+  int latestEpoch() {
+    return epochs.isEmpty() ? -1 : epochs.get(epochs.size() - 1).epoch();
+  }
+
+  /**
+   * As Kafka's OffsetsForLeaderEpoch: the largest epoch at or below {@code epoch} in the cache and the offset where it
+   * ends (the start of the next epoch, or the log end offset for the latest). {@code {-1, -1}} when the cache has no
+   * epoch at or below it.
+   */
+  long[] endOffsetForEpoch(int epoch) {
+    for (int i = epochs.size() - 1; i >= 0; i--) {
+      if (epochs.get(i).epoch() <= epoch) {
+        long end = i + 1 < epochs.size() ? epochs.get(i + 1).startOffset() : logEndOffset;
+        return new long[] {epochs.get(i).epoch(), end};
+      }
+    }
+    return new long[] {-1, -1};
+  }
+
+  /** The truncations a journal reader must apply (a copy). */
+  List<Truncation> truncations() {
+    return List.copyOf(truncations);
+  }
+
+  /** The sequence number of a batch's last record: Kafka's wrap-around at Integer.MAX_VALUE to 0. */
+  static int lastSequence(int baseSequence, int lastOffsetDelta) {
+    if (baseSequence < 0) {
+      return -1;
+    }
+    return baseSequence > Integer.MAX_VALUE - lastOffsetDelta
+        ? lastOffsetDelta - (Integer.MAX_VALUE - baseSequence) - 1
+        : baseSequence + lastOffsetDelta;
+  }
+
+  /** The producer state (idempotence), rebuilt from the batches on every replica. */
+  ProducerStateTable producers() {
+    return producers;
   }
 
   public int leaderEpoch() {
@@ -211,6 +357,11 @@ public final class PartitionLog {
    * {@code maxBytes} (the first batch always goes). Call only when {@code fetchOffset >= tailStartOffset()}.
    */
   List<byte[]> readTail(long fetchOffset, int maxBytes) {
+    return readTail(fetchOffset, maxBytes, highWatermark);
+  }
+
+  /** As {@link #readTail(long, int)} but up to {@code limitOffset} (the log end offset for followers). */
+  List<byte[]> readTail(long fetchOffset, int maxBytes, long limitOffset) {
     // consumers at the head read the newest entries: count back from the end the batches still needed
     Iterator<TailEntry> back = tail.descendingIterator();
     int skipFromEnd = 0;
@@ -225,7 +376,7 @@ public final class PartitionLog {
       if (i++ < start) {
         continue;
       }
-      if (e.baseOffset() >= highWatermark) {
+      if (e.baseOffset() >= limitOffset) {
         break;
       }
       if (!out.isEmpty() && total + e.bytes().length > maxBytes) {

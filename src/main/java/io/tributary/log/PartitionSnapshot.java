@@ -7,7 +7,9 @@ import io.tributary.broker.TopicConfig;
  * {@code tributary.log.snapshot-every-batches} events and after each retention step, so that recovery replays only
  * the events after it. Encoded by {@link io.tributary.serialization.TributarySerializer} (manifest {@code SN}).
  *
- * <p>The four arrays are the {@link OffsetIndex} chunks, oldest first, all of the same length.
+ * <p>The four {@code chunk…} arrays are the {@link OffsetIndex} chunks, oldest first, all of the same length; the
+ * {@code epoch…} arrays the leader epoch cache; the {@code truncation…} arrays the log truncations readers still
+ * apply; {@code producerState} the {@link ProducerStateTable} in its own binary form (empty = no producers).
  */
 public record PartitionSnapshot(
     PartitionLog.Status status,
@@ -22,5 +24,10 @@ public record PartitionSnapshot(
     long[] chunkBaseOffsets,
     long[] chunkSeqNrs,
     long[] chunkBytes,
-    long[] chunkMaxTimestamps)
+    long[] chunkMaxTimestamps,
+    int[] epochNumbers,
+    long[] epochStartOffsets,
+    long[] truncationOffsets,
+    long[] truncationSeqNrs,
+    byte[] producerState)
     implements io.tributary.serialization.HotPath {}

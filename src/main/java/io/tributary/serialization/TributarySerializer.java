@@ -83,7 +83,9 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     if (o instanceof FetchRequest) return "FQ";
     if (o instanceof FetchResponse) return "FR";
     if (o instanceof PartitionLeader.ListOffsets) return "LO";
-    if (o instanceof PartitionLeader.CreatePartition) return "CP";
+    if (o instanceof PartitionLeader.ReplicaFetch) return "RQ";
+    if (o instanceof PartitionLeader.ReplicaFetchResponse) return "RS";
+    if (o instanceof PartitionLeader.LogTruncated) return "ET";
     if (o instanceof PartitionLeader.DeletePartition) return "DP";
     if (o instanceof PartitionLeader.GetStatus) return "GS";
     if (o instanceof PartitionLeader.PartitionAck) return "PA";
@@ -94,7 +96,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     if (o instanceof PartitionLeader.PartitionCreated) return "EC";
     if (o instanceof PartitionLeader.LogStartOffsetAdvanced) return "EL";
     if (o instanceof PartitionLeader.PartitionDeleted) return "ED";
-    if (o instanceof PartitionSnapshot) return "SN";
+    if (o instanceof PartitionSnapshot) return "S2";
     throw new IllegalArgumentException("TributarySerializer cannot serialize " + o.getClass().getName());
   }
 
@@ -124,10 +126,18 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     } else if (o instanceof PartitionLeader.ListOffsets l) {
       ListOffsetsRequest r = l.request();
       out.i16(r.version()).str(r.topic()).i32(r.partition()).i64(r.timestamp()).str(ref(r.replyTo()));
-    } else if (o instanceof PartitionLeader.CreatePartition c) {
-      out.str(c.topic()).i32(c.partition()).str(c.topicId());
-      writeConfig(out, c.config());
-      out.str(c.placement()).str(ref(c.replyTo()));
+    } else if (o instanceof PartitionLeader.ReplicaFetch r) {
+      out.str(r.topic()).i32(r.partition()).str(r.replica()).i32(r.leaderEpoch()).i64(r.fetchOffset())
+          .i32(r.lastFetchedEpoch()).i32(r.maxBytes()).str(ref(r.replyTo()));
+    } else if (o instanceof PartitionLeader.ReplicaFetchResponse r) {
+      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).i32(r.leaderEpoch()).i64(r.fetchOffset())
+          .i64(r.highWatermark()).i64(r.logStartOffset()).i32(r.divergingEpoch()).i64(r.divergingEndOffset())
+          .i32(r.batches().size());
+      for (byte[] b : r.batches()) {
+        out.bytes(b);
+      }
+    } else if (o instanceof PartitionLeader.LogTruncated t) {
+      out.i64(t.offset());
     } else if (o instanceof PartitionLeader.DeletePartition d) {
       out.str(d.topic()).i32(d.partition()).str(ref(d.replyTo()));
     } else if (o instanceof PartitionLeader.GetStatus g) {
@@ -165,6 +175,15 @@ public final class TributarySerializer extends SerializerWithStringManifest {
         out.i64(s.chunkBaseOffsets()[i]).i64(s.chunkSeqNrs()[i]).i64(s.chunkBytes()[i])
             .i64(s.chunkMaxTimestamps()[i]);
       }
+      out.i32(s.epochNumbers().length);
+      for (int i = 0; i < s.epochNumbers().length; i++) {
+        out.i32(s.epochNumbers()[i]).i64(s.epochStartOffsets()[i]);
+      }
+      out.i32(s.truncationOffsets().length);
+      for (int i = 0; i < s.truncationOffsets().length; i++) {
+        out.i64(s.truncationOffsets()[i]).i64(s.truncationSeqNrs()[i]);
+      }
+      out.bytes(s.producerState());
     } else {
       throw new IllegalArgumentException("TributarySerializer cannot serialize " + o.getClass().getName());
     }
@@ -203,8 +222,10 @@ public final class TributarySerializer extends SerializerWithStringManifest {
         }
         case "LO" -> new PartitionLeader.ListOffsets(
             new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str())));
-        case "CP" -> new PartitionLeader.CreatePartition(
-            in.str(), in.i32(), in.str(), readConfig(in), in.str(), resolve(in.str()));
+        case "RQ" -> new PartitionLeader.ReplicaFetch(in.str(), in.i32(), in.str(), in.i32(), in.i64(), in.i32(),
+            in.i32(), resolve(in.str()));
+        case "RS" -> readReplicaFetchResponse(in, bytes.length);
+        case "ET" -> new PartitionLeader.LogTruncated(in.i64());
         case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
         case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
         case "PA" -> new PartitionLeader.PartitionAck(in.str(), in.i32(), error(in.i32()));
@@ -219,7 +240,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
           in.i8();
           yield PartitionLeader.PartitionDeleted.INSTANCE;
         }
-        case "SN" -> readSnapshot(in, bytes.length);
+        case "SN" -> readSnapshot(in, bytes.length, false);
+        case "S2" -> readSnapshot(in, bytes.length, true);
         default -> throw new MalformedMessageException("unknown manifest [" + manifest + "]");
       };
       in.end();
@@ -275,7 +297,29 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     return new TopicConfig(retentionMs, retentionBytes, maxMessage, Map.copyOf(overrides));
   }
 
-  private static PartitionSnapshot readSnapshot(Wire.In in, int totalBytes) {
+  private static PartitionLeader.ReplicaFetchResponse readReplicaFetchResponse(Wire.In in, int totalBytes) {
+    String topic = in.str();
+    int partition = in.i32();
+    ErrorCode error = error(in.i32());
+    int epoch = in.i32();
+    long fetchOffset = in.i64();
+    long hw = in.i64();
+    long logStart = in.i64();
+    int divEpoch = in.i32();
+    long divEnd = in.i64();
+    int n = in.i32();
+    if (n < 0 || n > totalBytes) {
+      throw new MalformedMessageException("bad batch count " + n);
+    }
+    List<byte[]> batches = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      batches.add(in.bytes());
+    }
+    return new PartitionLeader.ReplicaFetchResponse(topic, partition, error, epoch, fetchOffset, hw, logStart, divEpoch,
+        divEnd, batches);
+  }
+
+  private static PartitionSnapshot readSnapshot(Wire.In in, int totalBytes, boolean v2) {
     int status = in.i8();
     if (status < 0 || status >= PartitionLog.Status.values().length) {
       throw new MalformedMessageException("bad partition status " + status);
@@ -302,8 +346,36 @@ public final class TributarySerializer extends SerializerWithStringManifest {
       by[i] = in.i64();
       ts[i] = in.i64();
     }
+    int[] en = new int[0];
+    long[] es = new long[0];
+    long[] to = new long[0];
+    long[] ta = new long[0];
+    byte[] producers = new byte[0];
+    if (v2) {
+      int ne = in.i32();
+      if (ne < 0 || ne > totalBytes / 12) {
+        throw new MalformedMessageException("bad epoch count " + ne);
+      }
+      en = new int[ne];
+      es = new long[ne];
+      for (int i = 0; i < ne; i++) {
+        en[i] = in.i32();
+        es[i] = in.i64();
+      }
+      int nt = in.i32();
+      if (nt < 0 || nt > totalBytes / 16) {
+        throw new MalformedMessageException("bad truncation count " + nt);
+      }
+      to = new long[nt];
+      ta = new long[nt];
+      for (int i = 0; i < nt; i++) {
+        to[i] = in.i64();
+        ta[i] = in.i64();
+      }
+      producers = in.bytes();
+    }
     return new PartitionSnapshot(PartitionLog.Status.values()[status], topicId, config, logStart, logEnd, hw, epoch,
-        lastSeqNr, pendingDelete, bo, sq, by, ts);
+        lastSeqNr, pendingDelete, bo, sq, by, ts, en, es, to, ta, producers);
   }
 
   private String ref(ActorRef<?> ref) {

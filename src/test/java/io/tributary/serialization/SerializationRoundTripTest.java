@@ -99,10 +99,14 @@ class SerializationRoundTripTest {
             Map.of("retention.ms", "1")))),
         AdminResponse.failed(ErrorCode.TOPIC_ALREADY_EXISTS, "exists"),
         new Controller.Admin(new AdminRequest.ListTopics((short) 0, false, ref())),
-        new Controller.TopicCreated("t", "id", 2, (short) 1, Map.of("a", "b"), List.of("n1", "n2")),
-        new Controller.TopicReady("t"),
-        new Controller.TopicDeletionStarted("t"),
-        new Controller.TopicDeleted("t"),
+        new Controller.AlterIsr("t", 1, "n1", 3, List.of("n1", "n2"), ref()),
+        new Controller.AlterIsrResult(ErrorCode.FENCED_LEADER_EPOCH, "old"),
+        new Controller.ControlledShutdown("n1", ref()),
+        new Controller.ControlledShutdownResult(2),
+        new io.tributary.log.ReplicaManager.TopicsChanged(List.of(new io.tributary.cluster.TopicMetadata("t", "id",
+            (short) 2, Map.of("a", "b"), io.tributary.cluster.TopicMetadata.State.READY,
+            List.of(new io.tributary.cluster.PartitionMetadata(0, List.of("n1", "n2"), "n1", 4, List.of("n1"))), 9L)),
+            List.of("gone")),
         new GroupProtocol.JoinGroup((short) 0, "g", "", "inst", "client", List.of("a"), "pat.*",
             List.of("range", "cooperative-sticky"), 10000, 300000, List.of(new GroupProtocol.PartitionRef("a", 1)),
             ref(), ref()),
@@ -132,7 +136,9 @@ class SerializationRoundTripTest {
         new PartitionLeader.Produce(new ProduceRequest((short) 0, "t", 3, (short) 1, 30000, b, ref())),
         new PartitionLeader.Fetch(new FetchRequest((short) 0, "t", 0, 17L, 1024, 0, ref())),
         new PartitionLeader.ListOffsets(new ListOffsetsRequest((short) 0, "t", 0, 99L, ref())),
-        new PartitionLeader.CreatePartition("t", 1, "id", CONFIG, "akka://tributary@127.0.0.1:9092", ref()),
+        new PartitionLeader.ReplicaFetch("t", 1, "akka://tributary@127.0.0.1:9093", 4, 100L, 3, 65536, ref()),
+        new PartitionLeader.ReplicaFetchResponse("t", 1, ErrorCode.NONE, 4, 100L, 90L, 5L, 3, 95L, List.of(b, b)),
+        new PartitionLeader.LogTruncated(95L),
         new PartitionLeader.DeletePartition("t", 1, ref()),
         new PartitionLeader.GetStatus("t", 1, ref()),
         new PartitionLeader.PartitionAck("t", 1, ErrorCode.NONE),
@@ -145,9 +151,11 @@ class SerializationRoundTripTest {
         new PartitionLeader.LogStartOffsetAdvanced(10L, 4L),
         PartitionLeader.PartitionDeleted.INSTANCE,
         new PartitionSnapshot(PartitionLog.Status.ACTIVE, "id", CONFIG, 1, 2, 3, 4, 5, 6,
-            new long[] {1, 2}, new long[] {3, 4}, new long[] {5, 6}, new long[] {7, 8}),
+            new long[] {1, 2}, new long[] {3, 4}, new long[] {5, 6}, new long[] {7, 8}, new int[] {0, 3},
+            new long[] {0, 40}, new long[] {41}, new long[] {12}, new byte[] {1, 2, 3}),
         new PartitionSnapshot(PartitionLog.Status.ABSENT, "", null, 0, 0, 0, 0, 9, 0,
-            new long[0], new long[0], new long[0], new long[0]));
+            new long[0], new long[0], new long[0], new long[0], new int[0], new long[0], new long[0], new long[0],
+            new byte[0]));
   }
 
   private static Object roundTrip(Object m) {
@@ -190,7 +198,15 @@ class SerializationRoundTripTest {
           + (s.config() == null ? "" : s.config().retentionMs() + "/" + s.config().maxMessageBytes()) + s.logStartOffset() + s.logEndOffset() + s.highWatermark()
           + s.leaderEpoch() + s.lastSeqNr() + s.pendingDeleteToSeqNr()
           + java.util.Arrays.toString(s.chunkBaseOffsets()) + java.util.Arrays.toString(s.chunkSeqNrs())
-          + java.util.Arrays.toString(s.chunkBytes()) + java.util.Arrays.toString(s.chunkMaxTimestamps());
+          + java.util.Arrays.toString(s.chunkBytes()) + java.util.Arrays.toString(s.chunkMaxTimestamps())
+          + java.util.Arrays.toString(s.epochNumbers()) + java.util.Arrays.toString(s.epochStartOffsets())
+          + java.util.Arrays.toString(s.truncationOffsets()) + java.util.Arrays.toString(s.truncationSeqNrs())
+          + java.util.Arrays.toString(s.producerState());
+    }
+    if (o instanceof PartitionLeader.ReplicaFetchResponse r) {
+      return r.topic() + r.partition() + r.error() + r.leaderEpoch() + r.fetchOffset() + r.highWatermark()
+          + r.logStartOffset() + r.divergingEpoch() + r.divergingEndOffset()
+          + r.batches().stream().map(java.util.Arrays::toString).toList();
     }
     return null; // plain records: compared with equals
   }
@@ -211,8 +227,8 @@ class SerializationRoundTripTest {
   }
 
   static Stream<String> manifests() {
-    return Stream.of("PQ", "PR", "FQ", "FR", "LP", "LF", "LO", "CP", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
-        "SN", "??");
+    return Stream.of("PQ", "PR", "FQ", "FR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
+        "SN", "S2", "??");
   }
 
   @ParameterizedTest

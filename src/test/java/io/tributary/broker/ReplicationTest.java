@@ -1,0 +1,241 @@
+package io.tributary.broker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.typed.javadsl.AskPattern;
+import io.tributary.log.PartitionLeader;
+import io.tributary.log.ReplicaManager;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.PartitionDescription;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
+import io.tributary.protocol.ProtocolVersions;
+import io.tributary.record.Record;
+import io.tributary.record.RecordBatch;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Three broker nodes in one JVM (each its own ActorSystem, port and data dir): replica placement, acks=all,
+ * followers holding the leader's log, a node leaving (controlled shutdown) with leadership moving, and its return
+ * into the ISR. Crash tests (SIGKILL) are the multi-JVM ITs.
+ */
+class ReplicationTest {
+  private final List<BrokerNode> nodes = new ArrayList<>();
+  private final List<Path> dirs = new ArrayList<>();
+
+  private static Map<String, Object> tuning() {
+    Map<String, Object> o = new HashMap<>();
+    o.put("tributary.broker.replica.lag.time.max.ms", 3000);
+    o.put("tributary.broker.leader.imbalance.check.interval.seconds", 1);
+    o.put("tributary.broker.offsets.topic.num.partitions", 3);
+    return o;
+  }
+
+  private final Map<Integer, Integer> ports = new HashMap<>();
+
+  /** Starts node {@code i}; a restarted node keeps its port, so it is the same replica (nodes are named by address). */
+  private BrokerNode startNode(int i, String seed) {
+    Map<String, Object> o = tuning();
+    if (ports.containsKey(i)) {
+      o.put("akka.remote.artery.canonical.port", ports.get(i));
+    }
+    if (seed != null) {
+      o.put("akka.cluster.seed-nodes", List.of(seed));
+    }
+    BrokerNode n = TestNodes.start(dirs.get(i), o);
+    ports.put(i, (Integer) n.system().address().getPort().get());
+    if (i < nodes.size()) {
+      nodes.set(i, n);
+    } else {
+      nodes.add(n);
+    }
+    return n;
+  }
+
+  private String seed() {
+    return nodes.get(0).system().address().toString();
+  }
+
+  @AfterEach
+  void stop() {
+    for (BrokerNode n : nodes) {
+      if (n != null) {
+        n.close();
+      }
+    }
+  }
+
+  private void startCluster() {
+    for (int i = 0; i < 3; i++) {
+      dirs.add(TestNodes.tempDataDir());
+    }
+    startNode(0, null);
+    startNode(1, seed());
+    startNode(2, seed());
+  }
+
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("Timed out waiting for: " + what);
+      }
+      try {
+        Thread.sleep(50); // polling a condition with a deadline
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private static List<PartitionDescription> describe(BrokerNode via, String topic) {
+    AdminResponse r = new Gw(via).ask(rt -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, List.of(topic),
+        rt));
+    assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+    return r.topics().get(0).partitions();
+  }
+
+  private static ProduceResponse produceAll(BrokerNode via, String topic, int partition, byte[] batch) {
+    return new Gw(via).ask(r -> new ProduceRequest(ProtocolVersions.CURRENT, topic, partition, (short) -1, 30000,
+        batch, r));
+  }
+
+  /** The status of the replica of {@code topic-p} on node {@code on}, asked through {@code via}'s router. */
+  private static PartitionLeader.PartitionStatus replicaStatus(BrokerNode via, BrokerNode on, String topic, int p) {
+    return AskPattern.<PartitionLeader.Command, PartitionLeader.PartitionStatus>ask(via.tributary().partitions(),
+            r -> new ReplicaManager.ToReplica(on.system().address().toString(),
+                new PartitionLeader.GetStatus(topic, p, r)), Gw.T, via.system().scheduler())
+        .toCompletableFuture().join();
+  }
+
+  private static List<String> readAll(BrokerNode via, String topic, int partition) {
+    List<String> out = new ArrayList<>();
+    Gw gw = new Gw(via);
+    long offset = 0;
+    while (true) {
+      FetchResponse f = gw.fetch(topic, partition, offset, 1 << 20, 0);
+      assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
+      if (f.batches().isEmpty()) {
+        return out;
+      }
+      for (byte[] b : f.batches()) {
+        for (Record r : RecordBatch.wrap(b)) {
+          if (r.offset() >= offset) {
+            assertEquals(offset, r.offset(), "offsets are dense");
+            out.add(new String(r.value(), StandardCharsets.UTF_8));
+            offset++;
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void threeReplicasTakeOverWhenALeaderLeavesAndTheNodeRejoinsTheIsr() {
+    startCluster();
+    BrokerNode n0 = nodes.get(0);
+    Gw gw = new Gw(n0);
+    AdminResponse created = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r", 3, (short) 3,
+        Map.of("min.insync.replicas", "2"), r));
+    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
+
+    // placement: three distinct replicas per partition, one leader per node
+    List<PartitionDescription> parts = describe(n0, "r");
+    Set<String> leaders = new HashSet<>();
+    for (PartitionDescription p : parts) {
+      assertEquals(3, new HashSet<>(p.replicas()).size(), "replicas on distinct nodes: " + p.replicas());
+      assertEquals(p.replicas().get(0), p.leader());
+      leaders.add(p.leader());
+    }
+    assertEquals(3, leaders.size(), "leaders spread over the nodes: " + parts);
+    // rf above the live brokers is refused
+    AdminResponse tooMany = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r4", 1, (short) 4,
+        Map.of(), r));
+    assertEquals(ErrorCode.INVALID_REPLICATION_FACTOR, tooMany.error());
+
+    // acks=all: answered once every in-sync replica has the batch
+    List<String> expected0 = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      ProduceResponse r = produceAll(n0, "r", 0, Gw.batch("a" + i + "-", 10, 1000L));
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+      assertEquals(i * 10L, r.baseOffset());
+      for (int k = 0; k < 10; k++) {
+        expected0.add("a" + i + "-" + k);
+      }
+    }
+    // every replica holds the same log, and the high watermark covers it
+    for (BrokerNode on : nodes) {
+      PartitionLeader.PartitionStatus s = replicaStatus(n0, on, "r", 0);
+      assertEquals(200L, s.logEndOffset(), "log end offset of the replica on " + on.system().address());
+    }
+    assertEquals(200L, gw.status("r", 0).highWatermark());
+    assertEquals(expected0, readAll(n0, "r", 0));
+
+    // the leader of partition 0 leaves (controlled shutdown): leadership moves to an in-sync replica, epoch bumps
+    PartitionDescription before = describe(n0, "r").get(0);
+    int leaving = -1;
+    for (int i = 1; i < 3; i++) { // leave the first node (controller) alone: its loss is the multi-JVM tests' job
+      if (nodes.get(i).system().address().toString().equals(before.leader())) {
+        leaving = i;
+      }
+    }
+    if (leaving < 0) {
+      leaving = 1;
+    }
+    String leavingAddress = nodes.get(leaving).system().address().toString();
+    nodes.get(leaving).close();
+    nodes.set(leaving, null);
+    await("partition 0 led elsewhere and ISR without the departed node", () -> {
+      PartitionDescription p = describe(n0, "r").get(0);
+      return !p.leader().equals(leavingAddress) && !p.isr().contains(leavingAddress) && p.leaderEpoch() > before.leaderEpoch();
+    });
+    PartitionDescription after = describe(n0, "r").get(0);
+    assertNotEquals(leavingAddress, after.leader());
+    assertTrue(after.leaderEpoch() > before.leaderEpoch());
+
+    // writes continue with two in-sync replicas (min.insync.replicas=2), and nothing acknowledged is lost
+    for (int i = 20; i < 30; i++) {
+      int n = i;
+      ProduceResponse[] r = new ProduceResponse[1];
+      await("acks=all produce succeeds", () -> {
+        r[0] = produceAll(n0, "r", 0, Gw.batch("a" + n + "-", 10, 1000L));
+        return r[0].error() == ErrorCode.NONE || !r[0].error().retriable();
+      });
+      assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
+      for (int k = 0; k < 10; k++) {
+        expected0.add("a" + i + "-" + k);
+      }
+    }
+    assertEquals(expected0, readAll(n0, "r", 0));
+
+    // the node returns on its data dir: it catches up and rejoins the ISR of every partition
+    startNode(leaving, seed());
+    await("the returning node back in every ISR", () -> {
+      for (PartitionDescription p : describe(n0, "r")) {
+        if (!p.isr().contains(leavingAddress)) {
+          return false;
+        }
+      }
+      return true;
+    });
+    BrokerNode back = nodes.get(leaving);
+    assertEquals(300L, replicaStatus(n0, back, "r", 0).logEndOffset());
+  }
+}
