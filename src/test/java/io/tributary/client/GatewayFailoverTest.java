@@ -145,4 +145,64 @@ class GatewayFailoverTest {
     assertEquals("dead timed out", suspect.reason(), "the first two were not reported");
     assertEquals(generation, suspect.generation());
   }
+
+  /**
+   * Over real Artery remoting: two node ActorSystems, each with a gateway at {@code /system/tributary-gateway} in
+   * front of the same fake cluster, and a client made by {@link TributaryClient#connect} with both addresses. The
+   * second node does not answer at connect time, so the client starts on the first; then the first node's ActorSystem
+   * terminates and the producer's next record goes through the second.
+   */
+  @Test
+  void aRemoteClientMovesToTheNextBootstrapNodeWhenItsNodeTerminates() throws Exception {
+    FakeGateway cluster = new FakeGateway();
+    cluster.createTopic("remote-move", 1);
+    ActorRef<ClientRequest> clusterRef = testKit.spawn(cluster.behavior());
+    akka.actor.typed.ActorSystem<Void> nodeA =
+        akka.actor.typed.ActorSystem.create(Behaviors.empty(), "nodea", TributaryClient.clientSystemConfig());
+    akka.actor.typed.ActorSystem<Void> nodeB =
+        akka.actor.typed.ActorSystem.create(Behaviors.empty(), "nodeb", TributaryClient.clientSystemConfig());
+    try {
+      List<ClientRequest> toA = new CopyOnWriteArrayList<>();
+      List<ClientRequest> toB = new CopyOnWriteArrayList<>();
+      java.util.concurrent.atomic.AtomicBoolean bAnswers = new java.util.concurrent.atomic.AtomicBoolean();
+      nodeA.systemActorOf(forwarder(clusterRef, toA, () -> true), "tributary-gateway", akka.actor.typed.Props.empty());
+      nodeB.systemActorOf(forwarder(clusterRef, toB, bAnswers::get), "tributary-gateway",
+          akka.actor.typed.Props.empty());
+      String bootstrap =
+          "nodea@127.0.0.1:" + nodeA.address().getPort().get() + ",nodeb@127.0.0.1:"
+              + nodeB.address().getPort().get();
+      Map<String, Object> config =
+          Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 3000, ClientConfig.RETRY_BACKOFF_MS, 50, ClientConfig.LINGER_MS, 0);
+      try (TributaryClient client = TributaryClient.connect(bootstrap, config);
+          Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+        bAnswers.set(true);
+        assertEquals(0L, send(producer, "remote-move", "before").offset());
+        assertTrue(toA.stream().anyMatch(ProduceRequest.class::isInstance));
+
+        nodeA.terminate();
+        nodeA.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+        assertEquals(1L, send(producer, "remote-move", "after").offset());
+        assertTrue(toB.stream().anyMatch(ProduceRequest.class::isInstance), "through the second node");
+        assertEquals(List.of("before", "after"), cluster.values("remote-move", 0));
+      }
+    } finally {
+      nodeA.terminate();
+      nodeB.terminate();
+      nodeB.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A gateway that passes requests on to {@code cluster} while {@code answers} says so, and records them. */
+  private static akka.actor.typed.Behavior<ClientRequest> forwarder(
+      ActorRef<ClientRequest> cluster, List<ClientRequest> log, java.util.function.BooleanSupplier answers) {
+    return Behaviors.receiveMessage(
+        m -> {
+          if (answers.getAsBoolean()) {
+            log.add(m);
+            cluster.tell(m);
+          }
+          return Behaviors.same();
+        });
+  }
 }
