@@ -128,12 +128,27 @@ public final class ClientConfig {
 
   /**
    * {@value}: how many batches of one partition may be awaiting their answer at once (int, ≥ 1). Default {@value
-   * #DEFAULT_MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION}. With more than 1, a retried batch may land after a later one (as
-   * in Kafka without idempotence); set 1 for strict order under retries.
+   * #DEFAULT_MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION}. With the idempotent producer (the default) up to 5 keep order
+   * under retries. Without idempotence and with more than 1, a retried batch may land after a later one (as in Kafka
+   * without idempotence); set 1 for strict order under retries.
    */
   public static final String MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = "max.in.flight.requests.per.connection";
   /** Default of {@link #MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION}. */
   public static final int DEFAULT_MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 5;
+
+  /**
+   * {@value}: whether the producer is idempotent, as Kafka's (KIP-98): a retried batch is never written twice and
+   * batches of a partition are never reordered by retries (boolean). Default {@value #DEFAULT_ENABLE_IDEMPOTENCE} (as
+   * Kafka 3+). It needs {@code acks=all}, {@code retries} ≥ 1 and {@code max.in.flight.requests.per.connection} ≤ 5:
+   * set to {@code true} explicitly together with a conflicting setting, the producer factory throws {@link
+   * IllegalArgumentException} naming the conflict; when it is not set, a conflicting setting silently turns
+   * idempotence off (Kafka 3.x's behaviour).
+   */
+  public static final String ENABLE_IDEMPOTENCE = "enable.idempotence";
+  /** Default of {@link #ENABLE_IDEMPOTENCE}. */
+  public static final boolean DEFAULT_ENABLE_IDEMPOTENCE = true;
+  /** The most batches per partition an idempotent producer may have in flight (the broker remembers 5). */
+  public static final int MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5;
 
   // ---------------------------------------------------------------------------------------------------------------
   // Consumer

@@ -12,10 +12,35 @@ import java.util.concurrent.CompletionStage;
  * record's own, else murmur2 of the key (as Kafka's default partitioner), else a "sticky" partition that changes when a
  * batch is completed. Records sent by one producer to one partition are appended in send order.
  *
+ * <h2>Retries and delivery guarantees</h2>
+ *
+ * A batch that fails with a retriable error (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, NOT_ENOUGH_REPLICAS,
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, NETWORK_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION, ...), or whose
+ * answer does not come within {@code request.timeout.ms} (e.g. its node died), is resent after {@code
+ * retry.backoff.ms}, until {@code delivery.timeout.ms} has passed since the record was buffered or {@code retries} is
+ * used up. A client connected to several nodes moves to another node's gateway when its own stops answering.
+ *
+ * <p>The producer is <b>idempotent</b> by default ({@code enable.idempotence=true}, as Kafka 3+, KIP-98): each batch
+ * carries a producer id, epoch and per-partition sequence number, and the partition leader recognises a retried batch
+ * and answers it with its original offsets instead of writing it again. So, for records of one producer instance:
+ * <ul>
+ *   <li>no record is written twice because of a retry (a lost answer, a timeout, a leader change);
+ *   <li>records of one partition are written in send order, also with up to 5 batches in flight and retries.
+ * </ul>
+ * Limits: the producer id is drawn at random when the producer is created (see {@link ProducerIds}) and there are no
+ * transactions, so a record sent again by the application, or by a new producer after a restart, is a new record
+ * (duplicates across producer restarts are possible, as in Kafka without transactions). If a batch finally fails (e.g.
+ * {@code delivery.timeout.ms}), later batches of the same partition that were already in flight may fail with
+ * OUT_OF_ORDER_SEQUENCE_NUMBER; the producer then continues with a new epoch. Idempotence needs {@code acks=all},
+ * {@code retries} ≥ 1 and {@code max.in.flight.requests.per.connection} ≤ 5: setting it explicitly with a conflicting
+ * value is an error, otherwise a conflicting value turns it off. Without idempotence a retry may write a batch twice,
+ * and with more than one batch in flight a retried batch may land after a later one.
+ *
  * <p>Settings (Kafka's names and units): {@code acks} (all|-1|1|0, default all), {@code linger.ms} (5),
  * {@code batch.size} (16384), {@code retries} (Integer.MAX_VALUE), {@code retry.backoff.ms} (100),
  * {@code delivery.timeout.ms} (120000), {@code request.timeout.ms} (30000), {@code max.request.size} (1048576),
- * {@code buffer.memory} (33554432), {@code max.block.ms} (60000), {@code max.in.flight.requests.per.connection} (5).
+ * {@code buffer.memory} (33554432), {@code max.block.ms} (60000), {@code max.in.flight.requests.per.connection} (5),
+ * {@code enable.idempotence} (true).
  */
 public interface Producer<K, V> extends AutoCloseable {
   /**

@@ -50,6 +50,13 @@ final class ProducerBatch {
   long retryNotBeforeMs;
   /** The error of the last failed attempt, for the final message. */
   TributaryException lastError;
+  /**
+   * Idempotent producer: the sequence number of the first record, assigned once when the batch is first drained
+   * ({@link #seal}); -1 before that or without idempotence.
+   */
+  int baseSequence = -1;
+  /** Idempotent producer: the producer epoch the batch was sealed with. */
+  short producerEpoch = -1;
 
   private final AtomicBoolean done = new AtomicBoolean();
   private final CountDownLatch doneLatch = new CountDownLatch(1);
@@ -102,6 +109,22 @@ final class ProducerBatch {
   /** The number of records. */
   int recordCount() {
     return recordCount;
+  }
+
+  /**
+   * Idempotent producer: stamps the producer id, epoch and base sequence into the batch header. Called once, when the
+   * batch is first drained (no record can be appended any more), before {@link #close()} computes the CRC; retries
+   * send the same bytes.
+   */
+  void seal(long producerId, short epoch, int sequence) {
+    builder.setProducerState(producerId, epoch, sequence);
+    this.producerEpoch = epoch;
+    this.baseSequence = sequence;
+  }
+
+  /** Whether the batch carries an idempotent producer's sequence number ({@link #seal} was called). */
+  boolean hasSequence() {
+    return baseSequence >= 0;
   }
 
   /** Builds the batch bytes (once; later calls return the same array). Only after the batch was drained. */
@@ -178,6 +201,7 @@ final class ProducerBatch {
 
   @Override
   public String toString() {
-    return "ProducerBatch(" + topic + "-" + partition + " #" + sequence + ", " + recordCount + " records)";
+    return "ProducerBatch(" + topic + "-" + partition + " #" + sequence + ", " + recordCount + " records"
+        + (baseSequence >= 0 ? ", seq " + baseSequence + " epoch " + producerEpoch : "") + ")";
   }
 }

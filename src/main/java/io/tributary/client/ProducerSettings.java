@@ -19,6 +19,7 @@ import java.util.Map;
  * @param maxBlockMs ms
  * @param maxInFlight batches per partition
  * @param metadataMaxAgeMs ms
+ * @param idempotent whether {@code enable.idempotence} is in effect (see {@link ClientConfig#ENABLE_IDEMPOTENCE})
  */
 record ProducerSettings(
     short acks,
@@ -32,13 +33,15 @@ record ProducerSettings(
     int bufferMemory,
     long maxBlockMs,
     int maxInFlight,
-    long metadataMaxAgeMs) {
+    long metadataMaxAgeMs,
+    boolean idempotent) {
 
   /**
    * Parses a producer config map.
    *
    * @throws IllegalArgumentException naming the key of a bad value, or {@code delivery.timeout.ms} if it was given and
-   *     is smaller than {@code linger.ms + request.timeout.ms}
+   *     is smaller than {@code linger.ms + request.timeout.ms}, or {@code enable.idempotence} if it was set to true
+   *     with {@code acks} other than all, {@code retries=0} or {@code max.in.flight.requests.per.connection} above 5
    */
   static ProducerSettings from(Map<String, ?> config) {
     short acks = getAcks(config);
@@ -69,6 +72,7 @@ record ProducerSettings(
             1,
             Integer.MAX_VALUE);
     long metadataMaxAgeMs = getLong(config, METADATA_MAX_AGE_MS, DEFAULT_METADATA_MAX_AGE_MS, 0, Long.MAX_VALUE);
+    boolean idempotent = idempotence(config, acks, retries, maxInFlight);
     return new ProducerSettings(
         acks,
         lingerMs,
@@ -81,6 +85,40 @@ record ProducerSettings(
         bufferMemory,
         maxBlockMs,
         maxInFlight,
-        metadataMaxAgeMs);
+        metadataMaxAgeMs,
+        idempotent);
+  }
+
+  /**
+   * Whether the producer is idempotent: as set, or by default when the other settings allow it (Kafka 3.x).
+   *
+   * @throws IllegalArgumentException if it is explicitly true and a setting conflicts
+   */
+  private static boolean idempotence(Map<String, ?> config, short acks, int retries, int maxInFlight) {
+    boolean explicit = config != null && config.get(ENABLE_IDEMPOTENCE) != null;
+    boolean wanted = getBoolean(config, ENABLE_IDEMPOTENCE, DEFAULT_ENABLE_IDEMPOTENCE);
+    if (!wanted) {
+      return false;
+    }
+    String conflict = null;
+    if (acks != -1) {
+      conflict = ACKS + " must be all (-1), not " + acks;
+    } else if (retries == 0) {
+      conflict = RETRIES + " must be at least 1";
+    } else if (maxInFlight > MAX_IN_FLIGHT_WITH_IDEMPOTENCE) {
+      conflict =
+          MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION + " must be at most " + MAX_IN_FLIGHT_WITH_IDEMPOTENCE + ", not "
+              + maxInFlight;
+    }
+    if (conflict == null) {
+      return true;
+    }
+    if (explicit) {
+      throw new IllegalArgumentException(
+          "Invalid value " + config.get(ENABLE_IDEMPOTENCE) + " for configuration " + ENABLE_IDEMPOTENCE
+              + ": an idempotent producer needs " + conflict + " (set " + ENABLE_IDEMPOTENCE
+              + "=false to use this setting)");
+    }
+    return false;
   }
 }

@@ -32,10 +32,29 @@ import java.util.function.LongSupplier;
  * Batches of a partition are drained in append order, at most {@code max.in.flight.requests.per.connection} at once.
  * A batch that fails with a retriable error goes back to the front of its queue, in sequence order, and is resent
  * after {@code retry.backoff.ms}; while any batch of the partition awaits a retry the partition sends one batch at a
- * time, oldest first, so retried batches are resent in order and before every newer batch. With more than one batch in
- * flight, a later batch that was already accepted stays before the retried one, and a retry after a lost answer can
- * write the batch twice: as in Kafka without idempotence (idempotent producers come with replication). With {@code
- * max.in.flight.requests.per.connection=1}, per-partition order is strict.
+ * time, oldest first, so retried batches are resent in order and before every newer batch.
+ *
+ * <p><b>Idempotent producer</b> ({@code enable.idempotence}, Kafka's KIP-98): when a batch is drained for the first
+ * time it is <em>sealed</em>: the producer id, epoch and the partition's next sequence number (counted in records,
+ * from 0, wrapping at {@link Integer#MAX_VALUE}) are written into its header, and every retry sends the same bytes.
+ * The partition leader appends a batch only if its sequence follows the last one it appended for this producer, and
+ * answers a retry of one of the last 5 batches with the original offsets instead of appending it again. So with up to
+ * 5 batches in flight: if batch n fails retriably, batches n+1.. that were in flight are rejected by the leader with
+ * OUT_OF_ORDER_SEQUENCE_NUMBER (or UNKNOWN_PRODUCER_ID if n was the producer's first batch there), which is treated as
+ * retriable as long as an earlier batch of the partition is in flight or awaiting its retry; they all go back to the
+ * queue in sequence order and are resent one at a time, n first. Nothing is written twice and nothing is reordered.
+ * Either error with no earlier batch pending is final for the batch.
+ *
+ * <p>A sealed batch that finally fails (a non-retriable error, {@code delivery.timeout.ms}, {@code retries}) leaves a
+ * hole in its partition's sequence (or not, if it was in fact appended and only its answer was lost): the batches of
+ * that partition sent after it may then fail with OUT_OF_ORDER_SEQUENCE_NUMBER. The producer then bumps its epoch
+ * (and takes a new producer id when the epoch would overflow), as Kafka's idempotent producer does since KIP-360, but
+ * locally, without a broker round trip: it stops sealing new batches until no sealed batch is pending, then restarts
+ * every partition's sequence at 0 with the new epoch, which the leader accepts (a higher epoch resets sequences).
+ *
+ * <p><b>Without idempotence</b>, with more than one batch in flight, a later batch that was already accepted stays
+ * before a retried one, and a retry after a lost answer can write the batch twice (as Kafka without idempotence). With
+ * {@code max.in.flight.requests.per.connection=1}, per-partition order is strict.
  *
  * <h2>Expiry</h2>
  *
@@ -66,6 +85,12 @@ final class RecordAccumulator {
     int inFlight;
     int pendingRetries;
     long nextSequence;
+    /** The batches awaiting an answer, in send order (idempotence: to tell whether an earlier batch is pending). */
+    final List<ProducerBatch> inFlightBatches = new ArrayList<>();
+    /** Idempotence: the next record sequence number, valid for {@link #sequenceProducerId}/{@link #sequenceEpoch}. */
+    int nextProducerSequence;
+    long sequenceProducerId = -1;
+    short sequenceEpoch = -1;
   }
 
   /** The partition queues of one topic, indexed by partition; grown on demand. */
@@ -111,6 +136,16 @@ final class RecordAccumulator {
   private volatile boolean closing;
   private volatile boolean closingAborted;
 
+  private final boolean idempotent;
+  private final LongSupplier newProducerId;
+  /** Idempotence: the producer id and epoch new batches are sealed with; changed only on the sender thread. */
+  private volatile long producerId;
+  private volatile short producerEpoch;
+  /** Idempotence: sealed batches not done yet. */
+  private final AtomicInteger sealedIncomplete = new AtomicInteger();
+  /** Idempotence: a sealed batch failed; bump the epoch once no sealed batch is pending. */
+  private volatile boolean epochBumpNeeded;
+
   /**
    * @param settings batch.size, linger.ms, max.in.flight, retries, retry.backoff.ms, delivery.timeout.ms and
    *     buffer.memory are used
@@ -118,6 +153,20 @@ final class RecordAccumulator {
    * @param listener told when to drain
    */
   RecordAccumulator(ProducerSettings settings, LongSupplier clock, Listener listener) {
+    this(settings, clock, listener, ProducerIds::random);
+  }
+
+  /**
+   * @param settings as above; {@code idempotent} turns the idempotent producer on
+   * @param clock monotonic time in ms
+   * @param listener told when to drain
+   * @param newProducerId gives a producer id (≥ 0) at construction and whenever the epoch would overflow
+   */
+  RecordAccumulator(ProducerSettings settings, LongSupplier clock, Listener listener, LongSupplier newProducerId) {
+    this.idempotent = settings.idempotent();
+    this.newProducerId = newProducerId;
+    this.producerId = idempotent ? newProducerId.getAsLong() : RecordBatch.NO_PRODUCER_ID;
+    this.producerEpoch = idempotent ? 0 : RecordBatch.NO_PRODUCER_EPOCH;
     this.batchSize = settings.batchSize();
     this.lingerMs = settings.lingerMs();
     this.maxInFlight = settings.maxInFlight();
@@ -249,6 +298,7 @@ final class RecordAccumulator {
   Drained drain() {
     long now = clock.getAsLong();
     boolean forceReady = closing || flushesInProgress.get() > 0 || memory.hasQueuedThreads();
+    boolean sealingBlocked = idempotent && epochBumpNeeded && !tryBumpEpoch();
     List<ProducerBatch> ready = new ArrayList<>();
     List<ProducerBatch> expired = null;
     long next = Long.MAX_VALUE;
@@ -285,9 +335,16 @@ final class RecordAccumulator {
               next = Math.min(next, TributaryClient.saturatedAdd(head.createdMs, lingerMs));
               break;
             }
+            if (idempotent && !head.hasSequence()) {
+              if (sealingBlocked) {
+                break; // drained again when the last sealed batch is done (its completion wakes the sender)
+              }
+              seal(pq, head);
+            }
             deque.pollFirst();
             head.drained = true;
             pq.inFlight++;
+            pq.inFlightBatches.add(head);
             ready.add(head);
           }
           if (head != null) {
@@ -301,7 +358,68 @@ final class RecordAccumulator {
         finish(batch, false, -1, -1, expiredError(batch, now, null));
       }
     }
+    if (idempotent && epochBumpNeeded && sealedIncomplete.get() == 0) {
+      next = now; // the epoch can be bumped now: drain again at once
+    }
     return new Drained(ready, next);
+  }
+
+  /** Stamps the producer id, epoch and the partition's next sequence number into a batch. Under the queue's lock. */
+  private void seal(PartitionQueue pq, ProducerBatch batch) {
+    long pid = producerId;
+    short epoch = producerEpoch;
+    if (pq.sequenceProducerId != pid || pq.sequenceEpoch != epoch) {
+      pq.sequenceProducerId = pid;
+      pq.sequenceEpoch = epoch;
+      pq.nextProducerSequence = 0;
+    }
+    int sequence = pq.nextProducerSequence;
+    batch.seal(pid, epoch, sequence);
+    pq.nextProducerSequence = incrementSequence(sequence, batch.recordCount());
+    sealedIncomplete.incrementAndGet();
+  }
+
+  /**
+   * Bumps the producer epoch (a new producer id when it would overflow) if no sealed batch is pending; every
+   * partition's sequence then restarts at 0. Sender thread only.
+   *
+   * @return whether it was bumped (sealing may go on)
+   */
+  private boolean tryBumpEpoch() {
+    if (sealedIncomplete.get() != 0) {
+      return false;
+    }
+    epochBumpNeeded = false;
+    if (producerEpoch == Short.MAX_VALUE) {
+      producerId = newProducerId.getAsLong();
+      producerEpoch = 0;
+    } else {
+      producerEpoch = (short) (producerEpoch + 1);
+    }
+    return true;
+  }
+
+  /** {@code sequence + increment}, wrapping past {@link Integer#MAX_VALUE} to 0, as Kafka. */
+  static int incrementSequence(int sequence, int increment) {
+    if (sequence > Integer.MAX_VALUE - increment) {
+      return increment - (Integer.MAX_VALUE - sequence) - 1;
+    }
+    return sequence + increment;
+  }
+
+  /** Whether idempotence is on. */
+  boolean idempotent() {
+    return idempotent;
+  }
+
+  /** The producer id new batches are sealed with (-1 without idempotence). */
+  long producerId() {
+    return producerId;
+  }
+
+  /** The producer epoch new batches are sealed with (-1 without idempotence). */
+  short producerEpoch() {
+    return producerEpoch;
   }
 
   /**
@@ -312,6 +430,7 @@ final class RecordAccumulator {
     PartitionQueue pq = queueOf(batch);
     synchronized (pq) {
       pq.inFlight--;
+      pq.inFlightBatches.remove(batch);
       if (batch.attempts > 0) {
         pq.pendingRetries--;
       }
@@ -323,7 +442,10 @@ final class RecordAccumulator {
   /**
    * Records a failed attempt: a retriable error within {@code retries} and {@code delivery.timeout.ms} puts the batch
    * back in its queue for a retry after {@code retry.backoff.ms}; otherwise the batch fails with {@code error} (or
-   * REQUEST_TIMED_OUT if its delivery time is up). Runs callbacks on the calling thread.
+   * REQUEST_TIMED_OUT if its delivery time is up). Runs callbacks on the calling thread. With idempotence,
+   * OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID count as retriable while an earlier batch of the partition
+   * is in flight or awaits its retry (the batch arrived before its predecessor was appended; UNKNOWN_PRODUCER_ID when
+   * that predecessor was the producer's first batch on the partition, as Kafka's client handles it).
    *
    * @return whether the batch will be retried
    */
@@ -334,7 +456,15 @@ final class RecordAccumulator {
     boolean timedOut = now - batch.createdMs >= deliveryTimeoutMs;
     synchronized (pq) {
       pq.inFlight--;
-      retry = error.isRetriable() && !timedOut && batch.attempts < retries && !batch.isDone() && !closingAborted;
+      pq.inFlightBatches.remove(batch);
+      boolean retriable =
+          error.isRetriable()
+              || (idempotent
+                  && (error.errorCode() == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+                      || error.errorCode() == ErrorCode.UNKNOWN_PRODUCER_ID)
+                  && batch.hasSequence()
+                  && hasEarlierPending(pq, batch));
+      retry = retriable && !timedOut && batch.attempts < retries && !batch.isDone() && !closingAborted;
       if (retry) {
         if (batch.attempts == 0) {
           pq.pendingRetries++;
@@ -437,6 +567,24 @@ final class RecordAccumulator {
 
   // ---------------------------------------------------------------------------------------------------------------
 
+  /** Whether a batch older than {@code batch} is in flight or awaits a retry. Under the queue's lock. */
+  private static boolean hasEarlierPending(PartitionQueue pq, ProducerBatch batch) {
+    for (ProducerBatch b : pq.inFlightBatches) {
+      if (b.sequence < batch.sequence) {
+        return true;
+      }
+    }
+    for (ProducerBatch b : pq.deque) {
+      if (b.sequence >= batch.sequence) {
+        break; // the queue is in sequence order
+      }
+      if (b.attempts > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private PartitionQueue queueOf(ProducerBatch batch) {
     return topics.get(batch.topic).get(batch.partition);
   }
@@ -449,6 +597,12 @@ final class RecordAccumulator {
       ProducerBatch batch, boolean succeeded, long baseOffset, long logAppendTimeMs, TributaryException error) {
     if (!batch.tryMarkDone()) {
       return;
+    }
+    if (batch.hasSequence()) {
+      if (!succeeded) {
+        epochBumpNeeded = true; // before the count drops, so that the drain that sees 0 also sees the flag
+      }
+      sealedIncomplete.decrementAndGet();
     }
     memory.release(batch.reservedBytes);
     try {

@@ -47,6 +47,16 @@ import java.util.stream.Collectors;
  * port), log level WARNING, no dead-letter logging, and no JVM exit on shutdown. It is not a cluster member, so
  * Akka's "remote features outside cluster" are switched on only to keep its start-up warning quiet.
  *
+ * <h2>Several nodes, failover</h2>
+ *
+ * A remote client keeps every address of its bootstrap list (for a local cluster, list all nodes: {@code
+ * "127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094"}; any node's gateway serves every request). It uses one node's
+ * gateway at a time; when that node dies, leaves or stops answering, it moves to another node of the list that answers
+ * (see {@link GatewayFailover}: Akka death watch, or a request timeout with no answer since). Admins, producers and
+ * consumers see only the retriable errors of the requests that were in flight (REQUEST_TIMED_OUT, NETWORK_EXCEPTION),
+ * which they retry within their timeouts. The client learns no other node than those listed (nothing is added to the
+ * protocol for it). An {@link #embedded} client uses the gateway it is given and has no failover.
+ *
  * <p>This class is thread-safe. {@link #close()} closes every admin, producer and consumer made from it.
  *
  * <pre>{@code
@@ -65,7 +75,12 @@ public final class TributaryClient implements AutoCloseable {
   private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(30);
 
   private final ActorSystem<?> system;
+  /** Where requests go: the gateway itself (embedded), or the local {@link GatewayFailover} actor. */
   private final ActorRef<ClientRequest> gateway;
+  /** With failover: the request path's view of the current gateway; else null. */
+  private final GatewayFailover.Health health;
+  /** With failover: the failover actor, stopped on close; else null. */
+  private final ActorRef<Object> failover;
   private final boolean ownsSystem;
   private final Map<String, Object> baseConfig;
   private final int requestTimeoutMs;
@@ -75,8 +90,20 @@ public final class TributaryClient implements AutoCloseable {
 
   private TributaryClient(
       ActorSystem<?> system, ActorRef<ClientRequest> gateway, boolean ownsSystem, Map<String, ?> config) {
+    this(system, gateway, null, null, ownsSystem, config);
+  }
+
+  private TributaryClient(
+      ActorSystem<?> system,
+      ActorRef<ClientRequest> gateway,
+      GatewayFailover.Health health,
+      ActorRef<Object> failover,
+      boolean ownsSystem,
+      Map<String, ?> config) {
     this.system = system;
     this.gateway = gateway;
+    this.health = health;
+    this.failover = failover;
     this.ownsSystem = ownsSystem;
     this.baseConfig = config == null ? Map.of() : new HashMap<>(config);
     this.requestTimeoutMs =
@@ -104,7 +131,8 @@ public final class TributaryClient implements AutoCloseable {
    * Starts a client ActorSystem and connects to the first node of {@code bootstrapServers} that answers.
    *
    * <p>All nodes of the list are asked at once (a topic listing); the first to answer becomes this client's gateway.
-   * Blocks up to {@code request.timeout.ms}.
+   * Blocks up to {@code request.timeout.ms}. The others are kept: when the gateway's node is lost, the client moves
+   * to another node of the list (see the class comment).
    *
    * @param bootstrapServers comma-separated {@code host:port} (ActorSystem {@code tributary}) or {@code
    *     system@host:port} entries: the Artery address of broker nodes
@@ -127,8 +155,13 @@ public final class TributaryClient implements AutoCloseable {
     refuseIfNothingListens(addresses, timeoutMs);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), CLIENT_SYSTEM_NAME, clientSystemConfig());
     try {
-      ActorRef<ClientRequest> gateway = findGateway(system, addresses, timeoutMs);
-      return new TributaryClient(system, gateway, true, config);
+      ActorRefResolver resolver = ActorRefResolver.get(system);
+      List<ActorRef<ClientRequest>> gateways = new ArrayList<>();
+      for (BrokerAddress address : addresses) {
+        gateways.add(resolver.resolveActorRef(address.gatewayUri()));
+      }
+      int first = findGateway(system, gateways, addresses, timeoutMs);
+      return withFailover(system, gateways, first, true, config);
     } catch (RuntimeException | Error e) {
       terminate(system);
       throw e;
@@ -152,6 +185,33 @@ public final class TributaryClient implements AutoCloseable {
     throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "Could not reach a Tributary broker at "
         + String.join(", ", refused) + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
         + " ms (is it running?)");
+  }
+
+  /**
+   * A client over {@code gateways} with failover between them (see {@link GatewayFailover}), starting with {@code
+   * gateways.get(initial)}. Library-internal; {@link #connect} uses it, and tests with in-process gateways.
+   *
+   * @param ownsSystem whether {@link #close()} terminates {@code system}
+   */
+  static TributaryClient withFailover(
+      ActorSystem<?> system,
+      List<ActorRef<ClientRequest>> gateways,
+      int initial,
+      boolean ownsSystem,
+      Map<String, ?> config) {
+    int requestTimeoutMs =
+        ClientConfig.getInt(
+            config, ClientConfig.REQUEST_TIMEOUT_MS, ClientConfig.DEFAULT_REQUEST_TIMEOUT_MS, 0, Integer.MAX_VALUE);
+    long retryBackoffMs =
+        ClientConfig.getLong(
+            config, ClientConfig.RETRY_BACKOFF_MS, ClientConfig.DEFAULT_RETRY_BACKOFF_MS, 0, Long.MAX_VALUE);
+    GatewayFailover.Health health = new GatewayFailover.Health();
+    ActorRef<Object> failover =
+        system.systemActorOf(
+            GatewayFailover.create(gateways, initial, health, requestTimeoutMs, retryBackoffMs),
+            "tributary-gateway-failover-" + java.util.UUID.randomUUID(),
+            akka.actor.typed.Props.empty());
+    return new TributaryClient(system, failover.narrow(), health, failover, ownsSystem, config);
   }
 
   /**
@@ -279,6 +339,9 @@ public final class TributaryClient implements AutoCloseable {
       }
     }
     resources.clear();
+    if (failover != null) {
+      failover.tell(GatewayFailover.Shutdown.INSTANCE);
+    }
     if (ownsSystem) {
       terminate(system);
     }
@@ -300,10 +363,27 @@ public final class TributaryClient implements AutoCloseable {
    * @return completes with the answer, or exceptionally with a {@link TimeoutException} (see {@link #toException})
    */
   <R> CompletionStage<R> ask(Function<ActorRef<R>, ClientRequest> factory, long timeoutMs) {
-    return AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+    CompletionStage<R> answer =
+        AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+    if (health == null) {
+      return answer;
+    }
+    int generation = health.generation();
+    long sentNanos = System.nanoTime();
+    return answer.whenComplete(
+        (response, failure) -> {
+          if (failure == null) {
+            health.answered(generation);
+          } else if (GatewayFailover.isTimeout(failure)) {
+            health.timedOut(generation, sentNanos, "a request");
+          }
+        });
   }
 
-  /** The gateway actor requests go to (for actors of the library that ask it themselves). */
+  /**
+   * The gateway actor requests go to (for actors of the library that ask it themselves): with failover, the local
+   * {@link GatewayFailover} actor, which forwards to the current node's gateway.
+   */
   ActorRef<ClientRequest> gateway() {
     return gateway;
   }
@@ -400,14 +480,14 @@ public final class TributaryClient implements AutoCloseable {
     return ConfigFactory.parseMap(settings).withFallback(loaded);
   }
 
-  /** Asks every node at once; the first answer wins. */
-  private static ActorRef<ClientRequest> findGateway(
-      ActorSystem<?> system, List<BrokerAddress> addresses, int timeoutMs) {
-    ActorRefResolver resolver = ActorRefResolver.get(system);
-    CompletableFuture<ActorRef<ClientRequest>> first = new CompletableFuture<>();
+  /** Asks every node at once; the first answer wins. Returns its index. */
+  private static int findGateway(
+      ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
+    CompletableFuture<Integer> first = new CompletableFuture<>();
     AtomicInteger failures = new AtomicInteger();
-    for (BrokerAddress address : addresses) {
-      ActorRef<ClientRequest> gateway = resolver.resolveActorRef(address.gatewayUri());
+    for (int i = 0; i < gateways.size(); i++) {
+      int index = i;
+      ActorRef<ClientRequest> gateway = gateways.get(i);
       CompletionStage<AdminResponse> answer =
           AskPattern.ask(
               gateway,
@@ -418,7 +498,7 @@ public final class TributaryClient implements AutoCloseable {
       answer.whenComplete(
           (response, failure) -> {
             if (failure == null) {
-              first.complete(gateway);
+              first.complete(index);
             } else if (failures.incrementAndGet() == addresses.size()) {
               first.completeExceptionally(failure);
             }

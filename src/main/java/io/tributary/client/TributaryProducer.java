@@ -28,6 +28,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * it aborts records): callbacks should be quick and must not call {@link #flush()} (which throws {@link
  * IllegalStateException} there) or block on {@code send} for long. {@link #close} from a callback does not wait.
  *
+ * <p>Idempotence ({@code enable.idempotence}): the producer id is drawn by {@link ProducerIds#random()} when the
+ * producer is made, with epoch 0; the {@link RecordAccumulator} seals batches with it and the per-partition sequence
+ * numbers (see its "Order and retries"). A DUPLICATE_SEQUENCE_NUMBER answer to a sealed batch counts as a success.
+ *
  * <p>Thread-safe.
  */
 final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator.Listener {
@@ -333,6 +337,10 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       } else if (response.error() == ErrorCode.NONE) {
         accumulator.onSuccess(batch, response.baseOffset(), response.logAppendTimeMs());
         return;
+      } else if (response.error() == ErrorCode.DUPLICATE_SEQUENCE_NUMBER && batch.hasSequence()) {
+        // the leader already has this batch (a retry): as Kafka, a success; the offsets are those it gave, if any
+        accumulator.onSuccess(batch, response.baseOffset(), response.logAppendTimeMs());
+        return;
       } else {
         error =
             new TributaryException(
@@ -342,7 +350,8 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       ErrorCode code = error.errorCode();
       if (code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
           || code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-          || code == ErrorCode.LEADER_NOT_AVAILABLE) {
+          || code == ErrorCode.LEADER_NOT_AVAILABLE
+          || code == ErrorCode.FENCED_LEADER_EPOCH) {
         metadata.requestRefresh(batch.topic);
       }
       accumulator.onFailure(batch, error);

@@ -362,6 +362,20 @@ public final class RecordBatch implements Iterable<Record> {
   }
 
   /**
+   * The sequence number of the last record: {@link #baseSequence()} plus {@link #lastOffsetDelta()}, wrapping past
+   * {@link Integer#MAX_VALUE} to 0 (as Kafka's {@code DefaultRecordBatch.lastSequence}); -1 if the batch has no
+   * sequence.
+   */
+  public int lastSequence() {
+    int base = baseSequence();
+    if (base == NO_SEQUENCE) {
+      return NO_SEQUENCE;
+    }
+    int delta = lastOffsetDelta();
+    return base > Integer.MAX_VALUE - delta ? delta - (Integer.MAX_VALUE - base) - 1 : base + delta;
+  }
+
+  /**
    * The backing array itself, <em>not</em> a copy: exactly the batch, ready to journal or send. Callers must not
    * modify it (use {@link #setBaseOffset} / {@link #setPartitionLeaderEpoch}).
    */

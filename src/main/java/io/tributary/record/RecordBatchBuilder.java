@@ -40,9 +40,9 @@ public final class RecordBatchBuilder {
   private static final int MAX_FIXED_FIELDS_SIZE = 1 + ByteUtils.MAX_VARLONG_SIZE + ByteUtils.MAX_VARINT_SIZE;
 
   private final long baseOffset;
-  private final long producerId;
-  private final short producerEpoch;
-  private final int baseSequence;
+  private long producerId;
+  private short producerEpoch;
+  private int baseSequence;
   private final int partitionLeaderEpoch;
 
   private byte[] buf;
@@ -185,6 +185,24 @@ public final class RecordBatchBuilder {
     maxTimestamp = Math.max(maxTimestamp, timestamp);
     count = offsetDelta + 1;
     return offsetDelta;
+  }
+
+  /**
+   * Sets the idempotent producer's fields of the header (they are covered by the CRC, so they must be set before
+   * {@link #build()}): an idempotent producer assigns the base sequence when it seals the batch for its first send.
+   *
+   * @param producerId the producer id, or -1
+   * @param producerEpoch the producer epoch, or -1
+   * @param baseSequence the sequence number of the first record, or -1
+   * @throws IllegalStateException if the batch was already built
+   */
+  public void setProducerState(long producerId, short producerEpoch, int baseSequence) {
+    if (built) {
+      throw new IllegalStateException("the batch has already been built");
+    }
+    this.producerId = producerId;
+    this.producerEpoch = producerEpoch;
+    this.baseSequence = baseSequence;
   }
 
   /**

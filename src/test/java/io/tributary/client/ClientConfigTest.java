@@ -1,11 +1,13 @@
 package io.tributary.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -226,5 +228,36 @@ class ClientConfigTest {
     ProducerSettings s = ProducerSettings.from(merged);
     assertEquals(1000, s.requestTimeoutMs());
     assertEquals(7L, s.lingerMs());
+  }
+
+  @Test
+  void idempotenceIsOnByDefaultAndNeedsAcksAllRetriesAndAtMostFiveInFlight() {
+    assertTrue(ProducerSettings.from(Map.of()).idempotent());
+    assertFalse(ProducerSettings.from(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, "false")).idempotent());
+    assertTrue(ProducerSettings.from(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, "TRUE")).idempotent());
+    // not set: a conflicting setting turns it off silently (Kafka 3.x)
+    assertFalse(ProducerSettings.from(Map.of(ClientConfig.ACKS, "1")).idempotent());
+    assertFalse(ProducerSettings.from(Map.of(ClientConfig.ACKS, "0")).idempotent());
+    assertFalse(ProducerSettings.from(Map.of(ClientConfig.RETRIES, 0)).idempotent());
+    assertFalse(
+        ProducerSettings.from(Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6)).idempotent());
+    assertTrue(
+        ProducerSettings.from(Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5)).idempotent());
+    // set explicitly: a conflict is an error naming both keys
+    for (Map<String, Object> conflict :
+        List.<Map<String, Object>>of(
+            Map.of(ClientConfig.ACKS, "1"),
+            Map.of(ClientConfig.ACKS, "0"),
+            Map.of(ClientConfig.RETRIES, 0),
+            Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6))) {
+      Map<String, Object> config = new java.util.HashMap<>(conflict);
+      config.put(ClientConfig.ENABLE_IDEMPOTENCE, true);
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> ProducerSettings.from(config), conflict.toString());
+      assertTrue(e.getMessage().contains(ClientConfig.ENABLE_IDEMPOTENCE), e.getMessage());
+      assertTrue(e.getMessage().contains(conflict.keySet().iterator().next()), e.getMessage());
+    }
+    assertThrows(
+        IllegalArgumentException.class, () -> ProducerSettings.from(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, "yes")));
   }
 }

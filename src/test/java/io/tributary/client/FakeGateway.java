@@ -31,6 +31,7 @@ import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.TopicDescription;
 import io.tributary.protocol.TopicNames;
+import io.tributary.log.ProducerStateTable;
 import io.tributary.record.Record;
 import io.tributary.record.RecordBatch;
 import java.time.Duration;
@@ -55,6 +56,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * generation (member "" with generation -1 only while the group has no members) and stored, {@code OffsetFetch}
  * reads them back. Nothing is pushed by itself: tests push with {@link #push} and {@link #removeMember}, and await
  * what the consumer sends with {@link #awaitRequest}.
+ *
+ * <p>Produce requests go through a {@link ProducerStateTable} per partition, as the partition leader's: a retry of an
+ * idempotent producer's batch is answered NONE with its original offset, a batch out of sequence is rejected with
+ * OUT_OF_ORDER_SEQUENCE_NUMBER.
  */
 final class FakeGateway {
 
@@ -66,6 +71,18 @@ final class FakeGateway {
   final AtomicInteger dropProduceReplies = new AtomicInteger();
   /** Whether produce requests are ignored entirely (a broker that never answers). */
   volatile boolean blackholeProduce;
+  /** Whether every request is ignored (a node that stopped answering but whose actor is still there). */
+  volatile boolean blackholeAll;
+  /**
+   * Produce requests are held (not handled) until this many are waiting, then handled together in arrival order;
+   * 0 = handled at once. Reset to 0 once released. Lets a test get exactly n batches in flight.
+   */
+  volatile int holdProduceUntil;
+  /** Errors answered to the next fetch requests, one per request. */
+  final ConcurrentLinkedQueue<ErrorCode> fetchFaults = new ConcurrentLinkedQueue<>();
+  /** The answer given to each produce request, in order (error code; NONE for appends and duplicates). */
+  final List<ErrorCode> produceAnswers = new CopyOnWriteArrayList<>();
+  private final List<ProduceRequest> heldProduce = new ArrayList<>();
   /** Every request received, in order. */
   final List<ClientRequest> received = new CopyOnWriteArrayList<>();
   /** Errors answered to the next JoinGroup requests, one per request. */
@@ -95,6 +112,7 @@ final class FakeGateway {
     long logStartOffset;
     long highWatermark;
     final List<FetchRequest> parked = new ArrayList<>();
+    final ProducerStateTable producers = new ProducerStateTable();
   }
 
   private record Expire(FetchRequest request) implements ClientRequest {
@@ -154,10 +172,22 @@ final class FakeGateway {
   }
 
   private synchronized void handle(ActorContext<ClientRequest> context, ClientRequest message) {
+    if (blackholeAll && !(message instanceof Expire)) {
+      return;
+    }
     if (!(message instanceof Expire)) {
       received.add(message); // before any answer, and under the lock that push() and friends take
     }
-    if (message instanceof ProduceRequest r) {
+    if (message instanceof ProduceRequest r && holdProduceUntil > 0) {
+      heldProduce.add(r);
+      if (heldProduce.size() >= holdProduceUntil) {
+        holdProduceUntil = 0;
+        for (ProduceRequest held : heldProduce) {
+          produce(held);
+        }
+        heldProduce.clear();
+      }
+    } else if (message instanceof ProduceRequest r) {
       produce(r);
     } else if (message instanceof FetchRequest r) {
       fetch(context, r);
@@ -178,6 +208,7 @@ final class FakeGateway {
     }
     ErrorCode fault = produceFaults.poll();
     if (fault != null) {
+      produceAnswers.add(fault);
       reply(r.replyTo(), ProduceResponse.failed(r.topic(), r.partition(), fault, "injected"));
       return;
     }
@@ -191,10 +222,31 @@ final class FakeGateway {
     Partition p = partitions.get(r.partition());
     byte[] copy = r.batch().clone();
     RecordBatch batch = RecordBatch.validate(copy);
+    ProducerStateTable.Check check =
+        p.producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
+    produceAnswers.add(check.errorCode());
+    if (check.result() == ProducerStateTable.Result.DUPLICATE) {
+      reply(
+          r.replyTo(),
+          new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, check.baseOffset(), -1L, p.logStartOffset));
+      return;
+    }
+    if (check.result() != ProducerStateTable.Result.APPEND) {
+      reply(r.replyTo(), ProduceResponse.failed(r.topic(), r.partition(), check.errorCode(), check.message()));
+      return;
+    }
     long base = p.highWatermark;
     batch.setBaseOffset(base);
     p.batches.add(copy);
     p.highWatermark = batch.nextOffset();
+    p.producers.onAppended(
+        batch.producerId(),
+        batch.producerEpoch(),
+        batch.baseSequence(),
+        batch.lastSequence(),
+        base,
+        batch.lastOffset(),
+        batch.maxTimestamp());
     if (dropProduceReplies.getAndUpdate(n -> Math.max(0, n - 1)) == 0) {
       reply(r.replyTo(), new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, base, -1L, p.logStartOffset));
     }
@@ -215,6 +267,14 @@ final class FakeGateway {
       return;
     }
     Partition p = partitions.get(r.partition());
+    ErrorCode fault = fetchFaults.poll();
+    if (fault != null) {
+      r.replyTo()
+          .tell(
+              FetchResponse.failed(
+                  r.topic(), r.partition(), fault, "injected", p.highWatermark, p.logStartOffset));
+      return;
+    }
     if (r.fetchOffset() < p.logStartOffset || r.fetchOffset() > p.highWatermark) {
       r.replyTo()
           .tell(

@@ -304,4 +304,153 @@ class RecordAccumulatorTest {
     ExecutionException e = assertThrows(ExecutionException.class, f::get);
     return (TributaryException) e.getCause();
   }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Idempotent producer
+
+  private static final long PID = 777L;
+
+  private RecordAccumulator idempotentAccumulator(Map<String, Object> overrides) {
+    Map<String, Object> config = new HashMap<>();
+    config.put(ClientConfig.LINGER_MS, 10);
+    config.put(ClientConfig.BATCH_SIZE, 1024);
+    config.put(ClientConfig.RETRY_BACKOFF_MS, 100);
+    config.put(ClientConfig.REQUEST_TIMEOUT_MS, 1000);
+    config.put(ClientConfig.DELIVERY_TIMEOUT_MS, 5000);
+    config.put(ClientConfig.ENABLE_IDEMPOTENCE, true);
+    config.putAll(overrides);
+    AtomicLong ids = new AtomicLong(PID);
+    return new RecordAccumulator(ProducerSettings.from(config), clock::get, listener, ids::getAndIncrement);
+  }
+
+  private static RecordBatch header(ProducerBatch batch) {
+    return RecordBatch.validate(batch.close());
+  }
+
+  @Test
+  void idempotentBatchesAreSealedWithConsecutiveSequencesWhenFirstDrained() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of());
+    for (int i = 0; i < 40; i++) {
+      append(acc, "t", 0, bytes(100, i));
+      append(acc, "u", 1, bytes(100, i));
+    }
+    List<ProducerBatch> drained = acc.drain().batches();
+    assertEquals(8, drained.size(), "four full batches per partition");
+    Map<String, Integer> next = new HashMap<>();
+    for (ProducerBatch b : drained) {
+      RecordBatch h = header(b);
+      assertEquals(PID, h.producerId());
+      assertEquals(0, h.producerEpoch());
+      int expected = next.getOrDefault(b.topic, 0);
+      assertEquals(expected, h.baseSequence(), "sequences count records per partition, from 0");
+      assertEquals(expected + h.recordCount() - 1, h.lastSequence());
+      next.put(b.topic, expected + h.recordCount());
+    }
+    assertEquals(PID, acc.producerId());
+  }
+
+  @Test
+  void fiveInFlightFirstFailsRetriablyAllAreResentInOrderWithTheirSequencesAndBytes() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0)); // one record per batch
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      futures.add(append(acc, "t", 0, bytes(10, i)));
+    }
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertEquals(5, inFlight.size(), "max.in.flight.requests.per.connection=5");
+    List<byte[]> sentBytes = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      sentBytes.add(inFlight.get(i).close());
+      assertEquals(i, header(inFlight.get(i)).baseSequence());
+    }
+    // the leader refused the first (it moved); the four after it arrive out of sequence
+    assertTrue(acc.onFailure(inFlight.get(0), new TributaryException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved")));
+    TributaryException outOfOrder = new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 0");
+    for (int i = 1; i < 5; i++) {
+      assertTrue(acc.onFailure(inFlight.get(i), outOfOrder), "retried, not surfaced: batch " + i);
+    }
+    for (CompletableFuture<RecordMetadata> f : futures) {
+      assertFalse(f.isDone());
+    }
+    clock.addAndGet(100);
+    List<ProducerBatch> resent = new ArrayList<>();
+    for (int round = 0; round < 5; round++) {
+      List<ProducerBatch> drained = acc.drain().batches();
+      assertEquals(1, drained.size(), "one at a time while retrying, oldest first; round " + round);
+      ProducerBatch b = drained.get(0);
+      resent.add(b);
+      acc.onSuccess(b, round, -1L);
+    }
+    List<ProducerBatch> newer = acc.drain().batches();
+    assertEquals(2, newer.size(), "retries done: the newer batches go together");
+    resent.addAll(newer);
+    acc.onSuccess(newer.get(0), 5, -1L);
+    acc.onSuccess(newer.get(1), 6, -1L);
+    assertEquals(inFlight, resent.subList(0, 5), "the five again, in sequence order, before the newer ones");
+    for (int i = 0; i < 5; i++) {
+      assertSame(sentBytes.get(i), resent.get(i).close(), "a retry sends the same bytes");
+    }
+    assertEquals(5, header(resent.get(5)).baseSequence());
+    assertEquals(6, header(resent.get(6)).baseSequence());
+    for (int i = 0; i < 7; i++) {
+      assertEquals(i, futures.get(i).join().offset());
+    }
+  }
+
+  @Test
+  void outOfOrderWhileTheEarlierBatchIsStillInFlightIsRetried() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    append(acc, "t", 0, bytes(10, 0));
+    append(acc, "t", 0, bytes(10, 1));
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    // the second arrived first (the first was lost on the way and will time out)
+    assertTrue(
+        acc.onFailure(
+            inFlight.get(1), new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 0")));
+    assertTrue(acc.onFailure(inFlight.get(0), new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer")));
+    clock.addAndGet(100);
+    assertEquals(List.of(inFlight.get(0)), acc.drain().batches());
+  }
+
+  @Test
+  void outOfOrderWithNothingEarlierPendingFailsAndTheEpochIsBumpedOnceNoSealedBatchIsPending() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    CompletableFuture<RecordMetadata> f0 = append(acc, "t", 0, bytes(10, 0));
+    append(acc, "u", 0, bytes(10, 0));
+    List<ProducerBatch> first = acc.drain().batches();
+    ProducerBatch t0 = first.stream().filter(b -> b.topic.equals("t")).findFirst().orElseThrow();
+    ProducerBatch u0 = first.stream().filter(b -> b.topic.equals("u")).findFirst().orElseThrow();
+    TributaryException outOfOrder = new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "gap");
+    assertFalse(acc.onFailure(t0, outOfOrder));
+    assertSame(outOfOrder, cause(f0));
+    append(acc, "t", 0, bytes(10, 1));
+    assertTrue(acc.drain().batches().isEmpty(), "no new sequence while a batch of the old epoch is pending");
+    assertEquals(0, acc.producerEpoch());
+    acc.onSuccess(u0, 0L, -1L);
+    List<ProducerBatch> next = acc.drain().batches();
+    assertEquals(1, next.size());
+    RecordBatch h = header(next.get(0));
+    assertEquals(1, h.producerEpoch(), "epoch bumped");
+    assertEquals(PID, h.producerId());
+    assertEquals(0, h.baseSequence(), "sequences restart at 0");
+    append(acc, "u", 0, bytes(10, 1));
+    assertEquals(0, header(acc.drain().batches().get(0)).baseSequence(), "on every partition");
+  }
+
+  @Test
+  void sequencesWrapAtIntegerMaxValue() {
+    assertEquals(0, RecordAccumulator.incrementSequence(Integer.MAX_VALUE, 1));
+    assertEquals(2, RecordAccumulator.incrementSequence(Integer.MAX_VALUE - 1, 4));
+    assertEquals(7, RecordAccumulator.incrementSequence(3, 4));
+  }
+
+  @Test
+  void withoutIdempotenceBatchesCarryNoProducerState() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.ACKS, "1", ClientConfig.LINGER_MS, 0));
+    append(acc, "t", 0, bytes(10, 0));
+    RecordBatch h = header(acc.drain().batches().get(0));
+    assertEquals(-1L, h.producerId());
+    assertEquals(-1, h.baseSequence());
+    assertFalse(acc.idempotent());
+  }
 }

@@ -269,4 +269,44 @@ class TributaryConsumerTest {
       consumer.close();
     }
   }
+
+  @Test
+  void fetchErrorsOfALeaderMoveAreRetriedAtTheSamePositionWithoutSkippingOrResetting() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("move", 1);
+    try (TributaryClient client = s.client()) {
+      produce(client, "move", 0, "m", 100);
+      Consumer<String, String> consumer =
+          consumer(
+              client,
+              Map.of(
+                  ClientConfig.AUTO_OFFSET_RESET, "latest", // a reset would skip everything: it must not happen
+                  ClientConfig.MAX_POLL_RECORDS, 10,
+                  ClientConfig.RETRY_BACKOFF_MS, 5));
+      TopicPartition tp = new TopicPartition("move", 0);
+      consumer.assign(List.of(tp));
+      consumer.seek(tp, 20);
+      List<ErrorCode> faults =
+          List.of(
+              ErrorCode.NOT_LEADER_OR_FOLLOWER,
+              ErrorCode.LEADER_NOT_AVAILABLE,
+              ErrorCode.FENCED_LEADER_EPOCH,
+              ErrorCode.UNKNOWN_LEADER_EPOCH,
+              ErrorCode.REQUEST_TIMED_OUT);
+      s.fake().fetchFaults.addAll(faults);
+      List<ConsumerRecord<String, String>> read = pollFor(consumer, 80);
+      assertEquals(80, read.size());
+      for (int i = 0; i < read.size(); i++) {
+        assertEquals(20 + i, read.get(i).offset(), "no skip, no repeat");
+        assertEquals("m-" + (20 + i), read.get(i).value());
+      }
+      assertTrue(s.fake().fetchFaults.isEmpty(), "every fault was met");
+      List<FetchRequest> fetches = s.fake().requests(FetchRequest.class, r -> true);
+      for (int i = 0; i < faults.size() + 1; i++) {
+        assertEquals(20L, fetches.get(i).fetchOffset(), "refetched at the same position after " + i + " faults");
+      }
+      assertEquals(0, s.fake().countOf(io.tributary.protocol.ListOffsetsRequest.class), "no offset reset");
+      consumer.close();
+    }
+  }
 }

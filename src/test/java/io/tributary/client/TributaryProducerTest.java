@@ -207,12 +207,34 @@ class TributaryProducerTest {
   }
 
   @Test
-  void aLostAnswerIsRetriedAfterRequestTimeoutAndMayDuplicate() throws Exception {
+  void aLostAnswerIsRetriedAfterRequestTimeoutAndTheIdempotentRetryIsNotWrittenTwice() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("lost-idem", 1);
+    s.fake().dropProduceReplies.set(1);
+    Map<String, Object> config =
+        Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 300, ClientConfig.RETRY_BACKOFF_MS, 10, ClientConfig.LINGER_MS, 0);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      RecordMetadata m = get(producer.send(new ProducerRecord<>("lost-idem", "once")));
+      assertEquals(0L, m.offset(), "the retry is answered with the original offset");
+      assertEquals(List.of("once"), s.fake().values("lost-idem", 0));
+      List<ProduceRequest> requests = s.fake().requests(ProduceRequest.class, r -> true);
+      assertEquals(2, requests.size());
+      assertTrue(java.util.Arrays.equals(requests.get(0).batch(), requests.get(1).batch()), "same bytes resent");
+    }
+  }
+
+  @Test
+  void withoutIdempotenceALostAnswerIsRetriedAndMayDuplicate() throws Exception {
     Setup s = setup();
     s.fake().createTopic("lost", 1);
     s.fake().dropProduceReplies.set(1);
     Map<String, Object> config =
-        Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 300, ClientConfig.RETRY_BACKOFF_MS, 10, ClientConfig.LINGER_MS, 0);
+        Map.of(
+            ClientConfig.REQUEST_TIMEOUT_MS, 300,
+            ClientConfig.RETRY_BACKOFF_MS, 10,
+            ClientConfig.LINGER_MS, 0,
+            ClientConfig.ENABLE_IDEMPOTENCE, false);
     try (TributaryClient client = s.client();
         Producer<String, String> producer = producer(client, config)) {
       RecordMetadata m = get(producer.send(new ProducerRecord<>("lost", "once")));
@@ -332,6 +354,153 @@ class TributaryProducerTest {
       assertTrue(flushFailure.get(30, TimeUnit.SECONDS) instanceof IllegalStateException);
       producer.flush();
       assertEquals(1L, get(second.get(30, TimeUnit.SECONDS)).offset());
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Idempotence and retries
+
+  /** For every base sequence sent, all requests that carried it had the same bytes (a retry resends them). */
+  private static void assertRetriesResendTheSameBytes(List<ProduceRequest> requests) {
+    Map<Integer, byte[]> bySequence = new HashMap<>();
+    for (ProduceRequest r : requests) {
+      io.tributary.record.RecordBatch b = io.tributary.record.RecordBatch.wrap(r.batch().clone());
+      b.setBaseOffset(0);
+      byte[] bytes = b.bytes();
+      byte[] first = bySequence.putIfAbsent(b.baseSequence(), bytes);
+      if (first != null) {
+        assertTrue(java.util.Arrays.equals(first, bytes), "sequence " + b.baseSequence() + " resent unchanged");
+      }
+    }
+  }
+
+  @Test
+  void fiveInFlightFirstFailsRetriablyAllAreResentInOrderAndWrittenOnce() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("five", 1);
+    s.fake().holdProduceUntil = 5; // the fake answers nothing until five batches are in flight
+    s.fake().produceFaults.add(ErrorCode.NOT_LEADER_OR_FOLLOWER); // the first of them
+    Map<String, Object> config =
+        Map.of(ClientConfig.BATCH_SIZE, 0, ClientConfig.LINGER_MS, 0, ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        values.add("v" + i);
+        sent.add(producer.send(new ProducerRecord<>("five", 0, null, "v" + i)));
+      }
+      producer.flush();
+      for (int i = 0; i < sent.size(); i++) {
+        assertEquals(i, get(sent.get(i)).offset(), "record " + i + " succeeded at its place");
+      }
+      assertEquals(values, s.fake().values("five", 0), "in order, each once");
+      List<ErrorCode> answers = s.fake().produceAnswers;
+      assertEquals(ErrorCode.NOT_LEADER_OR_FOLLOWER, answers.get(0));
+      for (int i = 1; i < 5; i++) {
+        // the leader knows nothing of this producer yet: its batches 1..4 do not start at sequence 0
+        assertEquals(ErrorCode.UNKNOWN_PRODUCER_ID, answers.get(i), "answer " + i);
+      }
+      List<ProduceRequest> requests = s.fake().requests(ProduceRequest.class, r -> true);
+      assertEquals(12 + 5, requests.size(), "the five were sent twice, the others once");
+      assertRetriesResendTheSameBytes(requests);
+      long pid = io.tributary.record.RecordBatch.wrap(requests.get(0).batch()).producerId();
+      assertTrue(pid > 0, "a positive producer id");
+    }
+  }
+
+  @Test
+  void everyRetriableBrokerErrorIsRetriedAndTheRecordsLandOnceInOrder() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("errors", 1);
+    List<ErrorCode> errors =
+        List.of(
+            ErrorCode.NOT_LEADER_OR_FOLLOWER,
+            ErrorCode.LEADER_NOT_AVAILABLE,
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+            ErrorCode.REQUEST_TIMED_OUT,
+            ErrorCode.NETWORK_EXCEPTION,
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ErrorCode.FENCED_LEADER_EPOCH);
+    s.fake().produceFaults.addAll(errors);
+    Map<String, Object> config =
+        Map.of(ClientConfig.BATCH_SIZE, 0, ClientConfig.LINGER_MS, 0, ClientConfig.RETRY_BACKOFF_MS, 5);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        values.add("v" + i);
+        sent.add(producer.send(new ProducerRecord<>("errors", 0, null, "v" + i)));
+      }
+      producer.flush();
+      for (int i = 0; i < sent.size(); i++) {
+        assertEquals(i, get(sent.get(i)).offset());
+      }
+      assertEquals(values, s.fake().values("errors", 0));
+      assertTrue(s.fake().produceFaults.isEmpty(), "every injected error was met");
+      assertTrue(s.fake().produceAnswers.containsAll(errors));
+      assertRetriesResendTheSameBytes(s.fake().requests(ProduceRequest.class, r -> true));
+    }
+  }
+
+  @Test
+  void outOfOrderWithNothingEarlierPendingFailsTheBatchAndTheProducerGoesOnWithANewEpoch() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("ooo", 1);
+    s.fake().produceFaults.add(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 0))) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("ooo", "lost")));
+      assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, e.errorCode());
+      assertEquals(0L, get(producer.send(new ProducerRecord<>("ooo", "next"))).offset());
+      List<ProduceRequest> requests = s.fake().requests(ProduceRequest.class, r -> true);
+      io.tributary.record.RecordBatch last =
+          io.tributary.record.RecordBatch.wrap(requests.get(requests.size() - 1).batch());
+      assertEquals(1, last.producerEpoch());
+      assertEquals(0, last.baseSequence());
+      assertEquals(List.of("next"), s.fake().values("ooo", 0));
+    }
+  }
+
+  @Test
+  void explicitIdempotenceWithAConflictingSettingIsRefused() {
+    Setup s = setup();
+    try (TributaryClient client = s.client()) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> producer(client, Map.of(ClientConfig.ENABLE_IDEMPOTENCE, true, ClientConfig.ACKS, "1")));
+      assertTrue(e.getMessage().contains("enable.idempotence"), e.getMessage());
+    }
+  }
+
+  @Test
+  void outOfOrderAfterAPredecessorsRetriableFailureIsRetriedNotSurfaced() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("ooo-retry", 1);
+    Map<String, Object> config =
+        Map.of(ClientConfig.BATCH_SIZE, 0, ClientConfig.LINGER_MS, 0, ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      assertEquals(0L, get(producer.send(new ProducerRecord<>("ooo-retry", 0, null, "first"))).offset());
+      s.fake().holdProduceUntil = 3;
+      s.fake().produceFaults.add(ErrorCode.NOT_ENOUGH_REPLICAS);
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        sent.add(producer.send(new ProducerRecord<>("ooo-retry", 0, null, "v" + i)));
+      }
+      producer.flush();
+      for (int i = 0; i < 3; i++) {
+        assertEquals(i + 1, get(sent.get(i)).offset());
+      }
+      List<ErrorCode> answers = s.fake().produceAnswers;
+      assertEquals(
+          List.of(ErrorCode.NONE, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+              ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),
+          answers.subList(0, 4));
+      assertEquals(List.of("first", "v0", "v1", "v2"), s.fake().values("ooo-retry", 0));
     }
   }
 }

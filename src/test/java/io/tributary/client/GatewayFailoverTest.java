@@ -1,0 +1,208 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.Behaviors;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.FetchRequest;
+import io.tributary.protocol.ProduceRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client with two in-process gateways ({@link FakeGateway}s standing for two nodes) moves to the second when the
+ * first is gone or stops answering; producers, consumers and admins only see it as retried requests.
+ */
+class GatewayFailoverTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+
+  @AfterAll
+  static void shutdown() {
+    testKit.shutdownTestKit();
+  }
+
+  /** One node's gateway: counts what it gets and passes it on to the cluster, unless it is hung. */
+  private static final class Node {
+    final List<ClientRequest> received = new CopyOnWriteArrayList<>();
+    volatile boolean hung;
+    final ActorRef<ClientRequest> ref;
+
+    Node(ActorRef<ClientRequest> cluster) {
+      ref =
+          testKit.spawn(
+              Behaviors.receiveMessage(
+                  (ClientRequest m) -> {
+                    if (!hung) {
+                      received.add(m);
+                      cluster.tell(m);
+                    }
+                    return Behaviors.same();
+                  }));
+    }
+
+    long count(Class<?> type) {
+      return received.stream().filter(type::isInstance).count();
+    }
+  }
+
+  /** Two nodes in front of one cluster (a {@link FakeGateway}: one log per partition, whichever node is used). */
+  private record Nodes(FakeGateway cluster, Node a, Node b) {}
+
+  private static Nodes nodes(String topic) {
+    FakeGateway cluster = new FakeGateway();
+    cluster.createTopic(topic, 1);
+    ActorRef<ClientRequest> ref = testKit.spawn(cluster.behavior());
+    return new Nodes(cluster, new Node(ref), new Node(ref));
+  }
+
+  private static TributaryClient client(Nodes n, Map<String, Object> config) {
+    return TributaryClient.withFailover(testKit.system(), List.of(n.a().ref, n.b().ref), 0, false, config);
+  }
+
+  private static RecordMetadata send(Producer<String, String> producer, String topic, String value) throws Exception {
+    return producer.send(new ProducerRecord<>(topic, 0, null, value)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void whenTheFirstGatewayStopsProducerConsumerAndAdminGoOnThroughTheSecond() throws Exception {
+    Nodes n = nodes("moved");
+    try (TributaryClient client = client(n, Map.of(ClientConfig.LINGER_MS, 0));
+        Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+      assertEquals(0L, send(producer, "moved", "before").offset());
+      assertEquals(1, n.a().count(ProduceRequest.class));
+
+      testKit.stop(n.a().ref); // the node is gone: death watch tells the client
+
+      assertEquals(1L, send(producer, "moved", "after").offset(), "written through the second gateway");
+      assertEquals(1, n.b().count(ProduceRequest.class));
+      assertEquals(List.of("before", "after"), n.cluster().values("moved", 0));
+      try (Admin admin = client.admin()) {
+        assertTrue(admin.listTopics().contains("moved"));
+      }
+      try (Consumer<String, String> consumer =
+          client.consumer(Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(),
+              Deserializer.string())) {
+        consumer.assign(List.of(new TopicPartition("moved", 0)));
+        List<String> read = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (read.size() < 2 && System.nanoTime() < deadline) {
+          consumer.poll(Duration.ofMillis(200)).forEach(r -> read.add(r.value()));
+        }
+        assertEquals(List.of("before", "after"), read);
+      }
+      assertTrue(n.b().count(FetchRequest.class) > 0);
+      assertTrue(n.b().count(AdminRequest.ListTopics.class) > 0);
+      assertEquals(0, n.a().count(FetchRequest.class), "the consumer only ever used the second node");
+    }
+  }
+
+  @Test
+  void aGatewayThatStopsAnsweringIsLeftAfterARequestTimesOutAndTheBatchIsRetriedThroughTheOther() throws Exception {
+    Nodes n = nodes("hung");
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.LINGER_MS, 0,
+            ClientConfig.REQUEST_TIMEOUT_MS, 500,
+            ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = client(n, config);
+        Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+      assertEquals(0L, send(producer, "hung", "before").offset());
+      n.a().hung = true; // alive (its actor still answers Identify) but passes nothing on
+
+      assertEquals(1L, send(producer, "hung", "after").offset());
+      assertEquals(List.of("before", "after"), n.cluster().values("hung", 0));
+      assertEquals(1, n.a().count(ProduceRequest.class));
+      assertEquals(1, n.b().count(ProduceRequest.class), "the retry went through the other node");
+    }
+  }
+
+  @Test
+  void aTimeoutIsNoSuspicionWhenTheGatewayAnsweredSinceTheRequestWasSent() {
+    GatewayFailover.Health health = new GatewayFailover.Health();
+    TestProbe<Object> probe = testKit.createTestProbe();
+    health.failover = probe.getRef();
+    int generation = health.generation();
+
+    long sent = System.nanoTime();
+    health.answered(generation); // another request through the same gateway was answered after this one was sent
+    health.timedOut(generation, sent, "slow");
+    health.timedOut(generation - 1, System.nanoTime(), "an older gateway's request");
+    health.timedOut(generation, System.nanoTime(), "dead");
+
+    GatewayFailover.Suspect suspect = probe.expectMessageClass(GatewayFailover.Suspect.class);
+    assertEquals("dead timed out", suspect.reason(), "the first two were not reported");
+    assertEquals(generation, suspect.generation());
+  }
+
+  /**
+   * Over real Artery remoting: two node ActorSystems, each with a gateway at {@code /system/tributary-gateway} in
+   * front of the same fake cluster, and a client made by {@link TributaryClient#connect} with both addresses. The
+   * second node does not answer at connect time, so the client starts on the first; then the first node's ActorSystem
+   * terminates and the producer's next record goes through the second.
+   */
+  @Test
+  void aRemoteClientMovesToTheNextBootstrapNodeWhenItsNodeTerminates() throws Exception {
+    FakeGateway cluster = new FakeGateway();
+    cluster.createTopic("remote-move", 1);
+    ActorRef<ClientRequest> clusterRef = testKit.spawn(cluster.behavior());
+    akka.actor.typed.ActorSystem<Void> nodeA =
+        akka.actor.typed.ActorSystem.create(Behaviors.empty(), "nodea", TributaryClient.clientSystemConfig());
+    akka.actor.typed.ActorSystem<Void> nodeB =
+        akka.actor.typed.ActorSystem.create(Behaviors.empty(), "nodeb", TributaryClient.clientSystemConfig());
+    try {
+      List<ClientRequest> toA = new CopyOnWriteArrayList<>();
+      List<ClientRequest> toB = new CopyOnWriteArrayList<>();
+      java.util.concurrent.atomic.AtomicBoolean bAnswers = new java.util.concurrent.atomic.AtomicBoolean();
+      nodeA.systemActorOf(forwarder(clusterRef, toA, () -> true), "tributary-gateway", akka.actor.typed.Props.empty());
+      nodeB.systemActorOf(forwarder(clusterRef, toB, bAnswers::get), "tributary-gateway",
+          akka.actor.typed.Props.empty());
+      String bootstrap =
+          "nodea@127.0.0.1:" + nodeA.address().getPort().get() + ",nodeb@127.0.0.1:"
+              + nodeB.address().getPort().get();
+      Map<String, Object> config =
+          Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 3000, ClientConfig.RETRY_BACKOFF_MS, 50, ClientConfig.LINGER_MS, 0);
+      try (TributaryClient client = TributaryClient.connect(bootstrap, config);
+          Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+        bAnswers.set(true);
+        assertEquals(0L, send(producer, "remote-move", "before").offset());
+        assertTrue(toA.stream().anyMatch(ProduceRequest.class::isInstance));
+
+        nodeA.terminate();
+        nodeA.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+        assertEquals(1L, send(producer, "remote-move", "after").offset());
+        assertTrue(toB.stream().anyMatch(ProduceRequest.class::isInstance), "through the second node");
+        assertEquals(List.of("before", "after"), cluster.values("remote-move", 0));
+      }
+    } finally {
+      nodeA.terminate();
+      nodeB.terminate();
+      nodeB.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A gateway that passes requests on to {@code cluster} while {@code answers} says so, and records them. */
+  private static akka.actor.typed.Behavior<ClientRequest> forwarder(
+      ActorRef<ClientRequest> cluster, List<ClientRequest> log, java.util.function.BooleanSupplier answers) {
+    return Behaviors.receiveMessage(
+        m -> {
+          if (answers.getAsBoolean()) {
+            log.add(m);
+            cluster.tell(m);
+          }
+          return Behaviors.same();
+        });
+  }
+}
