@@ -601,6 +601,11 @@ public final class PartitionLeader
       }
       return Effect().none();
     }
+    appends = checkSequences(state, appends);
+    if (appends.isEmpty()) {
+      return Effect().none();
+    }
+    List<PendingAppend> accepted = appends;
     List<Event> events = new ArrayList<>(appends.size());
     long[] baseOffsets = new long[appends.size()];
     long next = state.logEndOffset();
@@ -616,10 +621,10 @@ public final class PartitionLeader
     int epochAtAppend = meta.leaderEpoch();
     return Effect().persist(events).thenRun(s -> {
       long nowMs = clock.millis();
-      for (int i = 0; i < appends.size(); i++) {
-        ProduceRequest req = appends.get(i).request();
+      for (int i = 0; i < accepted.size(); i++) {
+        ProduceRequest req = accepted.get(i).request();
         if (req.acks() == -1) {
-          long required = appends.get(i).batch().nextOffset();
+          long required = accepted.get(i).batch().nextOffset();
           parkedAcks.addLast(new ParkedAck(req, baseOffsets[i], required, nowMs + Math.max(1, req.timeoutMs())));
         } else {
           reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, baseOffsets[i], -1L,
@@ -636,6 +641,65 @@ public final class PartitionLeader
         failParkedAcks(ErrorCode.NOT_LEADER_OR_FOLLOWER);
       }
     });
+  }
+
+  /**
+   * Idempotence (as Kafka's KIP-98): each batch of an idempotent producer (producer id ≥ 0) must carry the sequence
+   * that follows the last one the partition has for that producer. A retry of one of the producer's last 5 batches is
+   * answered with its original offset and not appended again (for acks=all once it is below the high watermark);
+   * a gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. Batches of one flush are checked
+   * in order, each against the table plus the batches accepted before it in the same flush.
+   *
+   * @return the batches to append
+   */
+  private List<PendingAppend> checkSequences(PartitionLog state, List<PendingAppend> appends) {
+    List<PendingAppend> out = new ArrayList<>(appends.size());
+    Map<Long, int[]> inFlush = null; // producer id -> {epoch, last sequence} accepted earlier in this flush
+    for (PendingAppend p : appends) {
+      RecordBatch b = p.batch();
+      long pid = b.producerId();
+      if (pid < 0) {
+        out.add(p);
+        continue;
+      }
+      int[] prev = inFlush == null ? null : inFlush.get(pid);
+      if (prev != null) {
+        boolean next = b.producerEpoch() == prev[0]
+            && b.baseSequence() == ProducerStateTable.incrementSequence(prev[1], 1);
+        if (!next) {
+          reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+              "Batch with sequence " + b.baseSequence() + " does not follow " + prev[1] + " for producer " + pid));
+          continue;
+        }
+      } else {
+        ProducerStateTable.Check check = state.producers().check(pid, b.producerEpoch(), b.baseSequence(),
+            b.lastSequence());
+        if (check.result() == ProducerStateTable.Result.DUPLICATE) {
+          ProduceRequest req = p.request();
+          if (req.acks() == -1 && check.lastOffset() >= state.highWatermark()) {
+            parkedAcks.addLast(new ParkedAck(req, check.baseOffset(), check.lastOffset() + 1,
+                clock.millis() + Math.max(1, req.timeoutMs())));
+            if (!timers.isTimerActive(AckTimeoutCheck.INSTANCE)) {
+              timers.startTimerWithFixedDelay(AckTimeoutCheck.INSTANCE, java.time.Duration.ofMillis(100));
+            }
+          } else {
+            reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, check.baseOffset(), -1L,
+                state.logStartOffset()));
+          }
+          continue;
+        }
+        if (check.result() != ProducerStateTable.Result.APPEND) {
+          reply(p.request(), ProduceResponse.failed(topic, partition, check.errorCode(), check.message()));
+          continue;
+        }
+      }
+      if (inFlush == null) {
+        inFlush = new HashMap<>();
+      }
+      inFlush.put(pid, new int[] {b.producerEpoch(), b.lastSequence()});
+      out.add(p);
+    }
+    return out;
   }
 
   private static void reply(ProduceRequest req, ProduceResponse response) {
@@ -803,6 +867,7 @@ public final class PartitionLeader
     if (!state.isActive()) {
       return Effect().none();
     }
+    state.producers().expire(clock.millis(), ProducerStateTable.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
     OffsetIndex index = state.index();
     TopicConfig config = state.config();
     int drop = 0;
@@ -975,8 +1040,14 @@ public final class PartitionLeader
   }
 
   private void completeParkedAcks(PartitionLog state) {
-    while (!parkedAcks.isEmpty() && parkedAcks.peekFirst().requiredOffset() <= state.highWatermark()) {
-      ParkedAck a = parkedAcks.removeFirst();
+    // mostly in offset order; answers to retried duplicates may sit behind higher ones, so scan them all
+    java.util.Iterator<ParkedAck> it = parkedAcks.iterator();
+    while (it.hasNext()) {
+      ParkedAck a = it.next();
+      if (a.requiredOffset() > state.highWatermark()) {
+        continue;
+      }
+      it.remove();
       if (meta.isr().size() < minInsyncReplicas(state)) {
         reply(a.request(), ProduceResponse.failed(topic, partition, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
             "The ISR of " + entityId + " shrank to " + meta.isr() + " before the batch was replicated"));

@@ -188,25 +188,42 @@ class ReplicationTest {
     assertEquals(200L, gw.status("r", 0).highWatermark());
     assertEquals(expected0, readAll(n0, "r", 0));
 
-    // the leader of partition 0 leaves (controlled shutdown): leadership moves to an in-sync replica, epoch bumps
-    PartitionDescription before = describe(n0, "r").get(0);
-    int leaving = -1;
-    for (int i = 1; i < 3; i++) { // leave the first node (controller) alone: its loss is the multi-JVM tests' job
+    // the leader of a partition leaves (controlled shutdown): leadership moves to an in-sync replica, epoch bumps.
+    // The partition is one not led by the first node (it runs the controller: its crash is the multi-JVM tests' job).
+    String firstAddress = n0.system().address().toString();
+    int part = -1;
+    for (PartitionDescription p : describe(n0, "r")) {
+      if (!p.leader().equals(firstAddress) && part < 0) {
+        part = p.partition();
+      }
+    }
+    assertTrue(part >= 0);
+    int movedPartition = part;
+    PartitionDescription before = describe(n0, "r").get(movedPartition);
+    int leaving = 1;
+    for (int i = 1; i < 3; i++) {
       if (nodes.get(i).system().address().toString().equals(before.leader())) {
         leaving = i;
       }
     }
-    if (leaving < 0) {
-      leaving = 1;
+    // put the same records into the moving partition first
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      ProduceResponse r = produceAll(n0, "r", movedPartition, Gw.batch("b" + i + "-", 10, 1000L));
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+      for (int k = 0; k < 10; k++) {
+        expected.add("b" + i + "-" + k);
+      }
     }
     String leavingAddress = nodes.get(leaving).system().address().toString();
     nodes.get(leaving).close();
     nodes.set(leaving, null);
-    await("partition 0 led elsewhere and ISR without the departed node", () -> {
-      PartitionDescription p = describe(n0, "r").get(0);
-      return !p.leader().equals(leavingAddress) && !p.isr().contains(leavingAddress) && p.leaderEpoch() > before.leaderEpoch();
+    await("the partition led elsewhere and its ISR without the departed node", () -> {
+      PartitionDescription p = describe(n0, "r").get(movedPartition);
+      return !p.leader().equals(leavingAddress) && !p.isr().contains(leavingAddress)
+          && p.leaderEpoch() > before.leaderEpoch();
     });
-    PartitionDescription after = describe(n0, "r").get(0);
+    PartitionDescription after = describe(n0, "r").get(movedPartition);
     assertNotEquals(leavingAddress, after.leader());
     assertTrue(after.leaderEpoch() > before.leaderEpoch());
 
@@ -215,15 +232,15 @@ class ReplicationTest {
       int n = i;
       ProduceResponse[] r = new ProduceResponse[1];
       await("acks=all produce succeeds", () -> {
-        r[0] = produceAll(n0, "r", 0, Gw.batch("a" + n + "-", 10, 1000L));
+        r[0] = produceAll(n0, "r", movedPartition, Gw.batch("b" + n + "-", 10, 1000L));
         return r[0].error() == ErrorCode.NONE || !r[0].error().retriable();
       });
       assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
       for (int k = 0; k < 10; k++) {
-        expected0.add("a" + i + "-" + k);
+        expected.add("b" + i + "-" + k);
       }
     }
-    assertEquals(expected0, readAll(n0, "r", 0));
+    assertEquals(expected, readAll(n0, "r", movedPartition));
 
     // the node returns on its data dir: it catches up and rejoins the ISR of every partition
     startNode(leaving, seed());
@@ -236,6 +253,11 @@ class ReplicationTest {
       return true;
     });
     BrokerNode back = nodes.get(leaving);
-    assertEquals(300L, replicaStatus(n0, back, "r", 0).logEndOffset());
+    await("the returning replica reports its log",
+        () -> replicaStatus(n0, back, "r", movedPartition).error() == ErrorCode.NONE);
+    assertEquals(300L, replicaStatus(n0, back, "r", movedPartition).logEndOffset());
+    // and the preferred leader (the returning node) leads its partition again (auto.leader.rebalance.enable)
+    await("preferred leader restored", () -> describe(n0, "r").get(movedPartition).leader().equals(leavingAddress));
+    assertEquals(expected, readAll(n0, "r", movedPartition));
   }
 }

@@ -34,8 +34,20 @@ public final class TestNodes {
     return BrokerNode.config(null, o);
   }
 
-  /** Starts a node with {@code dataDir}. */
+  private static final Map<Path, Integer> PORTS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Starts a node with {@code dataDir}. A node restarted on a data dir it used before gets the same port again: a
+   * node's replicas are named by its address, so a node that came back elsewhere would be a new, empty broker.
+   */
   public static BrokerNode start(Path dataDir, Map<String, Object> extra) {
-    return BrokerNode.start(config(dataDir, extra));
+    Map<String, Object> o = new HashMap<>(extra);
+    Integer port = PORTS.get(dataDir.toAbsolutePath());
+    if (port != null && !o.containsKey("akka.remote.artery.canonical.port")) {
+      o.put("akka.remote.artery.canonical.port", port);
+    }
+    BrokerNode node = BrokerNode.start(config(dataDir, o));
+    PORTS.put(dataDir.toAbsolutePath(), (Integer) node.system().address().getPort().get());
+    return node;
   }
 }
