@@ -78,7 +78,7 @@ class ReplicationFailoverIT {
   private static final Map<String, Object> DURABLE = Map.of("acks", "all", "enable.idempotence", "true");
   /** For sends that are expected to fail: give up after 15 s. */
   private static final Map<String, Object> IMPATIENT = Map.of("acks", "all", "enable.idempotence", "true",
-      "delivery.timeout.ms", "15000", "request.timeout.ms", "5000", "max.block.ms", "15000");
+      "delivery.timeout.ms", "15000", "request.timeout.ms", "5000", "max.block.ms", "5000");
 
   private static Path dir;
   private static LocalClusterDriver cluster;
@@ -444,16 +444,23 @@ class ReplicationFailoverIT {
       assertEquals(before.sent(), before.acknowledged(), "every send acknowledged on a healthy cluster: "
           + ledger.result().details());
     }
+    // The producer runs before the kill, so it knows the partitions' leaders and send() does not block on metadata;
+    // every send made after both nodes are gone must stay unacknowledged.
     TributaryClient client = connect();
-    ChaosProducer during = closeLater(new ChaosProducer(client, topic, 1, ledger, IMPATIENT, 20, 50));
+    ChaosProducer during = closeLater(new ChaosProducer(client, topic, 1, ledger, IMPATIENT, 20, 100));
+    during.start();
+    await("the second producer is acknowledged", FAILOVER_BOUND, () -> during.acknowledged() >= 10, this::diagnostics);
     long killed = System.nanoTime();
     cluster.killAll(List.of(2, 3));
-    during.start();
-    await("100 sends made while two nodes are down", FAILOVER_BOUND, () -> during.sent() >= 100, this::diagnostics);
+    long firstAfterKill = during.sent();
+    await("20 sends made while two nodes are down", Duration.ofMinutes(2), () -> during.sent() >= firstAfterKill + 20,
+        this::diagnostics);
     during.stopSending();
     assertTrue(during.awaitAnswers(Duration.ofMinutes(1)), "every send answered (failed) within its delivery timeout");
     Ledger.Result mid = ledger.result();
-    assertEquals(0, during.acknowledged(), "acks=all sends acknowledged with 2 of 3 nodes down: " + mid.details());
+    assertTrue(during.highestAcknowledged() < firstAfterKill, "a send made with 2 of 3 nodes down was acknowledged"
+        + " (sequence " + during.highestAcknowledged() + ", first after the kill " + firstAfterKill + "): "
+        + mid.details());
     boolean downedItself = cluster.awaitExit(1, Duration.ofSeconds(30));
     long survivorGone = System.nanoTime();
 
@@ -468,7 +475,7 @@ class ReplicationFailoverIT {
     Ledger.Result result = readBack(after, topic, ledger);
     System.out.printf("ReplicationFailoverIT two of three down: %d sends, none acknowledged (failures %s); the lone"
             + " survivor %s (%d ms after the kill); all three restarted in %d ms, in sync %d ms later; %s%n",
-        during.sent(), mid.failures(), downedItself ? "downed itself and exited" : "still ran after 30 s (killed)",
+        during.sent() - firstAfterKill, mid.failures(), downedItself ? "downed itself and exited" : "still ran after 30 s (killed)",
         ms(survivorGone - killed), ms(restarted - t0), isr, result.details());
   }
 

@@ -142,6 +142,8 @@ final class ChaosCommand implements Callable<Integer> {
 
   private PrintWriter err;
   private long t0;
+  /** Nodes found down that chaos had not killed. */
+  private int unexpectedExits;
 
   @Override
   public Integer call() {
@@ -199,7 +201,9 @@ final class ChaosCommand implements Callable<Integer> {
       int kills = chaos(cluster, random);
 
       senders.forEach(ChaosProducer::stopSending);
-      progress("producers stopped after " + kills + " kills; waiting for the answers of " + senders.stream()
+      progress("producers stopped after " + kills + " kills"
+          + (unexpectedExits == 0 ? "" : " (and " + unexpectedExits + " nodes found down that chaos had not killed)")
+          + "; waiting for the answers of " + senders.stream()
           .mapToLong(ChaosProducer::unanswered).sum() + " sends");
       for (ChaosProducer p : senders) {
         if (!p.awaitAnswers(finalReadTimeout)) {
@@ -253,6 +257,15 @@ final class ChaosCommand implements Callable<Integer> {
         // the schedule of the test itself: the next kill is due at a time, not on an event
         sleepNanos(Math.min(nextKill, end) - now);
         continue;
+      }
+      for (int n = 1; n <= nodes; n++) {
+        if (!cluster.isRunning(n)) {
+          // not one of ours: e.g. downed by the Split Brain Resolver. Never two nodes down at once: start it first.
+          progress("node " + n + " is down although chaos did not kill it (see " + cluster.logFile(n)
+              + "); starting it again");
+          cluster.restart(n, START_TIMEOUT);
+          unexpectedExits++;
+        }
       }
       int victim = 1 + random.nextInt(nodes);
       long killedAt = System.nanoTime();

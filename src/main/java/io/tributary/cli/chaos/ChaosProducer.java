@@ -43,6 +43,7 @@ public final class ChaosProducer implements AutoCloseable {
   private final LongAdder answered = new LongAdder();
   private final Map<Integer, LongAdder> ackedByPartition = new ConcurrentHashMap<>();
   private final LongAdder acknowledged = new LongAdder();
+  private final AtomicLong highestAcknowledged = new AtomicLong(-1);
   private final LongAdder nonRetriable = new LongAdder();
   private final List<String> nonRetriableExamples = new ArrayList<>();
 
@@ -105,6 +106,7 @@ public final class ChaosProducer implements AutoCloseable {
               if (ex == null) {
                 ledger.acknowledged(id, s, md.partition(), md.offset());
                 acknowledged.increment();
+                highestAcknowledged.accumulateAndGet(s, Math::max);
                 ackedByPartition.computeIfAbsent(md.partition(), p -> new LongAdder()).increment();
               } else {
                 failed(s, ex);
@@ -178,6 +180,11 @@ public final class ChaosProducer implements AutoCloseable {
   /** Records acknowledged so far. */
   public long acknowledged() {
     return acknowledged.sum();
+  }
+
+  /** The highest sequence number acknowledged so far, or -1. */
+  public long highestAcknowledged() {
+    return highestAcknowledged.get();
   }
 
   /** Records acknowledged so far in {@code partition}. */
