@@ -50,7 +50,8 @@ import picocli.CommandLine.Spec;
           + " Duplicated: one record at two offsets. Reordered: in one partition, one producer's higher sequence at a"
           + " lower offset. Also checked (details on stderr): one value per offset, acknowledged offsets kept, the"
           + " consumer's offsets dense and never going back.",
-      "Exit 0 only if N > 0 and every count is 0; 1 otherwise (or if the cluster could not be run); 2 usage error.",
+      "Exit 0 only if N > 0, every count is 0 and the final read reached the end; 1 otherwise (or if the cluster"
+          + " could not be run); 2 usage error.",
       "Node logs: D/node-I/logs/tributary.log and D/node-I/server.out."
     })
 final class ChaosCommand implements Callable<Integer> {
@@ -144,6 +145,8 @@ final class ChaosCommand implements Callable<Integer> {
   private long t0;
   /** Nodes found down that chaos had not killed. */
   private int unexpectedExits;
+  /** Whether the final read reached the end offsets (else the run is not verified, and fails). */
+  private boolean finalReadComplete;
 
   @Override
   public Integer call() {
@@ -205,8 +208,9 @@ final class ChaosCommand implements Callable<Integer> {
           + (unexpectedExits == 0 ? "" : " (and " + unexpectedExits + " nodes found down that chaos had not killed)")
           + "; waiting for the answers of " + senders.stream()
           .mapToLong(ChaosProducer::unanswered).sum() + " sends");
+      long answersDue = System.nanoTime() + finalReadTimeout.toNanos();
       for (ChaosProducer p : senders) {
-        if (!p.awaitAnswers(finalReadTimeout)) {
+        if (!p.awaitAnswers(Duration.ofNanos(Math.max(0, answersDue - System.nanoTime())))) {
           progress("producer " + p.id() + ": " + p.unanswered() + " sends still unanswered after "
               + finalReadTimeout.toSeconds() + " s (they count as not acknowledged)");
         }
@@ -219,6 +223,7 @@ final class ChaosCommand implements Callable<Integer> {
       String missing = ChaosConsumer.readAll(client, TOPIC, partitions, ledger.reader("final read"),
           finalReadTimeout);
       progress("final read from the beginning: " + (missing == null ? "complete" : missing));
+      finalReadComplete = missing == null;
     } finally {
       ticker.shutdownNow();
       senders.forEach(ChaosProducer::close);
@@ -239,7 +244,11 @@ final class ChaosCommand implements Callable<Integer> {
     err.flush();
     out.println(result.line());
     out.flush();
-    return result.ok() ? Main.EXIT_OK : Main.EXIT_FAILURE;
+    if (!finalReadComplete) {
+      err.println("the final read from the beginning did not complete: the run is not verified");
+      err.flush();
+    }
+    return result.ok() && finalReadComplete ? Main.EXIT_OK : Main.EXIT_FAILURE;
   }
 
   /** Kills and restarts nodes until the duration is over. @return the number of kills */
