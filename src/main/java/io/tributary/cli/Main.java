@@ -29,6 +29,7 @@ import picocli.CommandLine.ScopeType;
     subcommands = {
       ServerCommand.class,
       ClusterCommand.class,
+      ChaosCommand.class,
       TopicsCommand.class,
       GroupsCommand.class,
       ProduceCommand.class,
