@@ -41,34 +41,60 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The leader of one partition ({@code topic-N}): a Cluster Sharding entity and an {@link EventSourcedBehavior} that
- * journals record batches into its node's LevelDB journal.
+ * One node's replica of one partition ({@code topic-N}): an {@link EventSourcedBehavior} that journals record batches
+ * into its node's LevelDB journal, spawned by the node's {@link ReplicaManager}. Its role — leader, follower or none —
+ * comes from the controller's replicated metadata ({@link UpdateRole}); it is not journaled.
  *
  * <h2>Log</h2>
  * Each journal event is one record batch ({@link RecordsAppended}, the batch's own v2 bytes), not one record. Offsets
  * are dense from 0 across batches and restarts: the leader writes each batch's base offset and leader epoch into the
  * batch header before persisting (these fields are outside the CRC). Appends that arrive while a persist is in flight
  * are coalesced into a single persist of several events (one LevelDB write batch): group commit. The sparse
- * {@link OffsetIndex} maps offsets to journal sequence numbers; a bounded in-memory tail serves consumers at the head;
- * older reads are replayed from the journal by a {@link LogReader} child. Snapshots every
- * {@code tributary.log.snapshot-every-batches} events bound recovery time.
+ * {@link OffsetIndex} maps offsets to journal sequence numbers; a bounded in-memory tail serves consumers and
+ * followers at the head; older reads are replayed from the journal by a {@link LogReader} child. Snapshots every
+ * {@code tributary.log.snapshot-every-batches} events bound recovery time. The log keeps Kafka's leader epoch cache
+ * (epoch → first offset) and the idempotent producers' state ({@link ProducerStateTable}), both rebuilt from the
+ * batches on every replica.
+ *
+ * <h2>Replication (as Kafka's)</h2>
+ * <ul>
+ *   <li>A <b>follower</b> fetches from the leader's node ({@link ReplicaFetch}) at its log end offset and journals the
+ *       leader's batches unchanged. The leader holds a fetch at its log end and answers it as soon as a batch is
+ *       appended, so in steady state batches are pushed to followers; a follower that was away catches up by
+ *       fetching from where it is. Each fetch carries the epoch of the follower's last batch; if the logs diverged
+ *       (the follower has batches of an epoch the leader never wrote, e.g. an old leader that returns), the leader
+ *       says where its log for that epoch ends and the follower truncates there ({@link LogTruncated}, Kafka's
+ *       KIP-595), dropping only records that were never committed.
+ *   <li>The <b>leader</b>'s high watermark is the smallest log end offset over the ISR; consumers see only records
+ *       below it. It proposes ISR changes to the controller ({@link Controller.AlterIsr}): a follower that has not
+ *       caught up for {@code replica.lag.time.max.ms} leaves, one that reached the high watermark (and the start of
+ *       the current epoch) joins.
+ *   <li>Requests carry the leader epoch the sender knows; an older one is fenced (FENCED_LEADER_EPOCH), a newer one
+ *       is answered UNKNOWN_LEADER_EPOCH until this replica's metadata catches up.
+ * </ul>
  *
  * <h2>Protocol</h2>
  * <ul>
- *   <li>{@link Produce} → {@link ProduceResponse} after the batch is persisted ({@code acks=1}; {@code acks=all} is the
- *       same with one replica; {@code acks=0} gets no reply). Errors: UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE
- *       (above the topic's {@code max.message.bytes}; nothing written), CORRUPT_MESSAGE / INVALID_RECORD /
- *       UNSUPPORTED_COMPRESSION_TYPE (layout or CRC check failed; nothing written), INVALID_REQUIRED_ACKS.
- *   <li>{@link Fetch} → {@link FetchResponse}, at once or, at the log end, when new batches arrive or
- *       {@code maxWaitMs} passes (long poll). Errors: OFFSET_OUT_OF_RANGE (below the log start offset or above the
- *       high watermark), INVALID_FETCH_SIZE, UNKNOWN_TOPIC_OR_PARTITION.
- *   <li>{@link ListOffsets} → {@link ListOffsetsResponse}: earliest, latest, or by timestamp.
- *   <li>{@link CreatePartition}, {@link DeletePartition} (from the controller) → {@link PartitionAck}.
- *   <li>{@link GetStatus} → {@link PartitionStatus}.
+ *   <li>{@link Produce} → {@link ProduceResponse}: {@code acks=1} after the leader persisted the batch,
+ *       {@code acks=all} once the high watermark passed it (the ISR then held at least {@code min.insync.replicas},
+ *       else NOT_ENOUGH_REPLICAS_AFTER_APPEND; fewer in-sync replicas before the append → NOT_ENOUGH_REPLICAS, nothing
+ *       written; not replicated within the request's timeout → REQUEST_TIMED_OUT), {@code acks=0} gets no reply.
+ *       Other errors: NOT_LEADER_OR_FOLLOWER (not the leader: retry after a metadata refresh),
+ *       UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE (above the topic's {@code max.message.bytes}; nothing written),
+ *       CORRUPT_MESSAGE / INVALID_RECORD / UNSUPPORTED_COMPRESSION_TYPE (layout or CRC check failed; nothing written),
+ *       INVALID_REQUIRED_ACKS, OUT_OF_ORDER_SEQUENCE_NUMBER / INVALID_PRODUCER_EPOCH / UNKNOWN_PRODUCER_ID
+ *       (idempotence; a retried duplicate is answered NONE with its original offset).
+ *   <li>{@link Fetch} → {@link FetchResponse}, at once or, at the high watermark, when it moves or {@code maxWaitMs}
+ *       passes (long poll). Errors: OFFSET_OUT_OF_RANGE (below the log start offset or above the log end offset),
+ *       INVALID_FETCH_SIZE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION.
+ *   <li>{@link ListOffsets} → {@link ListOffsetsResponse}: earliest, latest (the high watermark), or by timestamp.
+ *   <li>{@link UpdateRole} (from the replica manager); {@link DeletePartition} (from the controller) →
+ *       {@link PartitionAck}; {@link DeleteRecords} (leader only; followers follow the leader's log start offset).
+ *   <li>{@link GetStatus} → {@link PartitionStatus} (any replica).
  * </ul>
  *
  * <h2>Retention</h2>
- * Every {@code log.retention.check.interval.ms} the leader drops whole index chunks from the front while the rest
+ * Every {@code log.retention.check.interval.ms} each replica drops whole index chunks from the front while the rest
  * still holds at least {@code retention.bytes} (as Kafka drops segments) and while a chunk's newest record is older
  * than {@code retention.ms}: it persists {@link LogStartOffsetAdvanced}, snapshots, then deletes the journal events
  * below (LevelDB then compacts that range and the disk space comes back).
@@ -385,7 +411,6 @@ public final class PartitionLeader
   private final ActorRef<Controller.Command> controller;
   private final String self;
   private final ActorRef<ReplicaFetchResponse> replicaFetchAdapter;
-  private final ActorRef<Controller.AlterIsrResult> isrAdapter;
   // role, from the replicated metadata (not journaled)
   private Role role = Role.NONE;
   private PartitionMetadata meta;
@@ -395,6 +420,7 @@ public final class PartitionLeader
   private final java.util.ArrayDeque<ParkedAck> parkedAcks = new java.util.ArrayDeque<>();
   private final Map<String, ReplicaWaiter> replicaWaiters = new HashMap<>();
   private boolean isrChangeInFlight;
+  private long nextIsrProposalMs;
   // follower side
   private boolean fetchInFlight;
   private long fetchId;
@@ -417,7 +443,6 @@ public final class PartitionLeader
     this.controller = controller;
     this.self = ctx.getSystem().address().toString();
     this.replicaFetchAdapter = ctx.messageAdapter(ReplicaFetchResponse.class, ReplicaFetchReply::new);
-    this.isrAdapter = ctx.messageAdapter(Controller.AlterIsrResult.class, IsrChangeDone::new);
     this.timers = timers;
     this.entityId = entityId;
     int dash = entityId.lastIndexOf('-');
@@ -1258,9 +1283,17 @@ public final class PartitionLeader
   }
 
   private void proposeIsr(List<String> isr, String why) {
+    long now = clock.millis();
+    if (now < nextIsrProposalMs) {
+      return; // the last proposal was answered moments ago: let the metadata arrive first
+    }
     isrChangeInFlight = true;
     ctx.getLog().info("Partition {}: proposing ISR {} in epoch {} ({})", entityId, isr, meta.leaderEpoch(), why);
-    controller.tell(new Controller.AlterIsr(topic, partition, self, meta.leaderEpoch(), isr, isrAdapter));
+    int epoch = meta.leaderEpoch();
+    ctx.ask(Controller.AlterIsrResult.class, controller, settings.askTimeout(),
+        replyTo -> new Controller.AlterIsr(topic, partition, self, epoch, isr, replyTo),
+        (result, ex) -> new IsrChangeDone(result != null ? result
+            : new Controller.AlterIsrResult(ErrorCode.REQUEST_TIMED_OUT, "the controller did not answer: " + ex)));
   }
 
   private Effect<Event, PartitionLog> onIsrChangeDone(PartitionLog state, IsrChangeDone done) {
@@ -1268,8 +1301,9 @@ public final class PartitionLeader
       ctx.getLog().info("Partition {}: ISR change refused: {} {}", entityId, done.result().error(),
           done.result().message());
     }
-    // on success the new ISR arrives with the metadata (UpdateRole); until then a repeated proposal is harmless
+    // on success the new ISR arrives with the metadata (UpdateRole); the next proposal waits a little for it
     isrChangeInFlight = false;
+    nextIsrProposalMs = clock.millis() + 500;
     return Effect().none();
   }
 
