@@ -154,6 +154,10 @@ public final class Controller {
     INSTANCE
   }
 
+  private enum ReconcileTick implements Internal {
+    INSTANCE
+  }
+
   // ------------------------------------------------------------------ wiring
 
   /**
@@ -259,6 +263,8 @@ public final class Controller {
     if (replication.autoLeaderRebalance()) {
       timers.startTimerWithFixedDelay(PreferredLeaderTick.INSTANCE, replication.leaderImbalanceCheckInterval());
     }
+    // membership events drive elections; this catches anything an event did not (it writes only what changed)
+    timers.startTimerWithFixedDelay(ReconcileTick.INSTANCE, Duration.ofSeconds(2));
     push(new ArrayList<>(topics.values()), List.of()); // every node learns the current state at once
     reconcile("controller start");
     for (TopicMetadata t : new ArrayList<>(topics.values())) {
@@ -292,6 +298,10 @@ public final class Controller {
             shuttingDown.remove(r.member().address().toString());
           }
           reconcile(m.event().getClass().getSimpleName());
+          return Behaviors.same();
+        })
+        .onMessage(ReconcileTick.class, m -> {
+          reconcile("periodic check");
           return Behaviors.same();
         })
         .onMessage(PreferredLeaderTick.class, m -> {
@@ -393,7 +403,12 @@ public final class Controller {
       List<PartitionMetadata> ps = new ArrayList<>(t.partitions().size());
       boolean any = false;
       for (PartitionMetadata p : t.partitions()) {
-        PartitionMetadata n = expand(elect(p, live), t.replicationFactor(), live);
+        PartitionMetadata elected = elect(p, live);
+        PartitionMetadata n = expand(elected, t.replicationFactor(), live);
+        if (n != elected) {
+          ctx.getLog().info("Partition {}-{}: replicas {} -> {} (replication factor {})", t.name(), p.partition(),
+              elected.replicas(), n.replicas(), t.replicationFactor());
+        }
         if (n != p) {
           any = true;
           if (!n.leader().equals(p.leader())) {

@@ -1350,7 +1350,8 @@ public final class PartitionLeader
     }
     if (r.error() != ErrorCode.NONE) {
       if (r.error() != ErrorCode.NOT_LEADER_OR_FOLLOWER && r.error() != ErrorCode.FENCED_LEADER_EPOCH
-          && r.error() != ErrorCode.UNKNOWN_LEADER_EPOCH && r.error() != ErrorCode.REQUEST_TIMED_OUT) {
+          && r.error() != ErrorCode.UNKNOWN_LEADER_EPOCH && r.error() != ErrorCode.REQUEST_TIMED_OUT
+          && r.error() != ErrorCode.LEADER_NOT_AVAILABLE) {
         ctx.getLog().warn("Partition {}: fetch from leader {} failed: {}", entityId, meta.leader(), r.error());
       }
       retryFetchLater();

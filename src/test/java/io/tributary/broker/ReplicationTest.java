@@ -156,6 +156,16 @@ class ReplicationTest {
         Map.of("min.insync.replicas", "2"), r));
     assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
 
+    // the offsets topic, created when only the first node ran, grew to three in-sync replicas as the others joined
+    await("__consumer_offsets on three in-sync replicas", () -> {
+      for (PartitionDescription p : describe(n0, "__consumer_offsets")) {
+        if (p.replicas().size() != 3 || p.isr().size() != 3) {
+          return false;
+        }
+      }
+      return true;
+    });
+
     // placement: three distinct replicas per partition, one leader per node
     List<PartitionDescription> parts = describe(n0, "r");
     Set<String> leaders = new HashSet<>();
