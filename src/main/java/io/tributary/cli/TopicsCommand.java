@@ -171,8 +171,8 @@ final class TopicsCommand implements Callable<Integer> {
   /**
    * The lines {@code --describe} prints for one topic, in Kafka's layout: a topic line
    * ({@code Topic: t\tTopicId: id\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: k=v,...}) then one line per
-   * partition ({@code \tTopic: t\tPartition: 0\tLeader: 127.0.0.1:9092\tReplicas: ...\tIsr: ...}). Brokers are shown
-   * as their {@code host:port} (Kafka shows numeric broker ids); a partition without a leader shows {@code none}.
+   * partition ({@code \tTopic: t\tPartition: 0\tLeader: 127.0.0.1:9092\tReplicas: ...\tIsr: ...\tLeaderEpoch: 0}).
+   * Brokers are shown as their {@code host:port} (Kafka shows numeric broker ids); a partition without a leader shows {@code none}.
    */
   static List<String> describeLines(TopicDescription d) {
     List<PartitionDescription> parts = d.partitions() == null ? List.of() : d.partitions();
@@ -186,7 +186,7 @@ final class TopicsCommand implements Callable<Integer> {
         + "\tReplicationFactor: " + rf + "\tConfigs: " + configs);
     for (PartitionDescription p : parts) {
       lines.add("\tTopic: " + d.name() + "\tPartition: " + p.partition() + "\tLeader: " + node(p.leader())
-          + "\tReplicas: " + nodes(p.replicas()) + "\tIsr: " + nodes(p.isr()));
+          + "\tReplicas: " + nodes(p.replicas()) + "\tIsr: " + nodes(p.isr()) + "\tLeaderEpoch: " + p.leaderEpoch());
     }
     return lines;
   }

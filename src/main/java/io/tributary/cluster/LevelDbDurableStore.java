@@ -163,7 +163,8 @@ public final class LevelDbDurableStore extends AbstractActorWithTimers {
       }
       String dirString = c.getString("dir");
       if (dirString.isBlank()) {
-        throw new ConfigException.BadValue(c.origin(), "dir", "LevelDB durable store directory is empty");
+        throw new ConfigException.BadValue(c.origin(), "akka.cluster.distributed-data.durable.leveldb.dir",
+            "LevelDB durable store directory is empty");
       }
       Duration writeBehind = Duration.ZERO;
       if (c.hasPath("write-behind-interval")) {

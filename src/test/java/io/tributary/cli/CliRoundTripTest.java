@@ -98,7 +98,7 @@ class CliRoundTripTest {
         describe.get(0));
     for (int p = 0; p < 3; p++) {
       assertEquals("\tTopic: orders\tPartition: " + p + "\tLeader: " + bootstrap + "\tReplicas: " + bootstrap
-          + "\tIsr: " + bootstrap, describe.get(p + 1));
+          + "\tIsr: " + bootstrap + "\tLeaderEpoch: 0", describe.get(p + 1));
     }
 
     Run again = run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "orders", "--partitions", "3");

@@ -279,7 +279,8 @@ class LevelDbDurableStoreTest {
 
   @Test
   void aMissingDirectorySettingStopsTheReplicatorAndTheNode() throws Exception {
-    ActorSystem node = start("node", null, Map.of());
+    // reference.conf gives a directory below tributary.data-dir: an empty one stands for a missing setting
+    ActorSystem node = start("node", null, Map.of("akka.cluster.distributed-data.durable.leveldb.dir", ""));
     TestKit logs = new TestKit(node);
     node.getEventStream().subscribe(logs.getRef(), Logging.Error.class); // before the replicator exists
     TestKit watcher = new TestKit(node);
