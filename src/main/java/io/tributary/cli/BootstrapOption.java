@@ -9,21 +9,24 @@ import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
-/** The {@code --bootstrap-server HOST:PORT} option of every client command, and connecting with it. */
+/**
+ * The {@code --bootstrap-server HOST:PORT[,HOST:PORT...]} option of every client command, and connecting with it. As
+ * Kafka's: give every node of a cluster, so that the client can move to another node when its node fails.
+ */
 final class BootstrapOption {
   private static final Pattern HOST_PORT = Pattern.compile("[^:\\s]+:\\d{1,5}");
 
   @Option(
       names = "--bootstrap-server",
       required = true,
-      paramLabel = "HOST:PORT",
-      description = "A broker to connect to (e.g. 127.0.0.1:9092).")
+      paramLabel = "HOST:PORT[,HOST:PORT...]",
+      description = "The brokers to connect to, comma-separated (e.g. 127.0.0.1:9092,127.0.0.1:9093).")
   String bootstrapServer;
 
   /**
    * Connects a client to the broker.
    *
-   * @throws CommandLine.ParameterException if the address is not {@code host:port}
+   * @throws CommandLine.ParameterException if an address is not {@code host:port}
    * @throws io.tributary.client.TributaryException NETWORK_EXCEPTION when no broker answers
    */
   TributaryClient connect(CommandLine commandLine, Map<String, ?> config) {
@@ -44,10 +47,12 @@ final class BootstrapOption {
   }
 
   void validate(CommandLine commandLine) {
-    if (!HOST_PORT.matcher(bootstrapServer).matches()
-        || Integer.parseInt(bootstrapServer.substring(bootstrapServer.lastIndexOf(':') + 1)) > 65535) {
-      throw new CommandLine.ParameterException(
-          commandLine, "--bootstrap-server must be HOST:PORT, was '" + bootstrapServer + "'");
+    for (String entry : bootstrapServer.split(",", -1)) {
+      String e = entry.trim();
+      if (!HOST_PORT.matcher(e).matches() || Integer.parseInt(e.substring(e.lastIndexOf(':') + 1)) > 65535) {
+        throw new CommandLine.ParameterException(commandLine,
+            "--bootstrap-server must be HOST:PORT[,HOST:PORT...], was '" + bootstrapServer + "'");
+      }
     }
   }
 }
