@@ -17,6 +17,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A consumer group member in its own JVM, for {@link GroupFailoverIT}: subscribes to a topic in a group, processes
@@ -33,6 +34,9 @@ import java.util.concurrent.CountDownLatch;
  * Args: bootstrap group topic logFile memberName. Stops cleanly (commit, leave) on SIGTERM.
  */
 public final class GroupMemberMain {
+  /** How long the shutdown hook waits for main to finish closing. */
+  private static final long STOP_BOUND_SECONDS = 55;
+
   private GroupMemberMain() {}
 
   public static void main(String[] args) throws IOException {
@@ -54,7 +58,10 @@ public final class GroupMemberMain {
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         consumer.wakeup();
         try {
-          stopped.await();
+          // the consumer's close (20 s) and the client's are bounded; this bound only keeps a bug from hanging the JVM
+          if (!stopped.await(STOP_BOUND_SECONDS, TimeUnit.SECONDS)) {
+            System.err.println("GroupMemberMain: not stopped within " + STOP_BOUND_SECONDS + " s of SIGTERM");
+          }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -89,7 +96,10 @@ public final class GroupMemberMain {
           }
         }
       } catch (WakeupException e) {
+        long closing = System.nanoTime();
         consumer.close(Duration.ofSeconds(20));
+        System.err.println("GroupMemberMain: consumer closed in " + (System.nanoTime() - closing) / 1_000_000
+            + " ms after SIGTERM");
       } finally {
         // logged before the client (and with it the member actor) goes away
         log.println("X " + System.currentTimeMillis());

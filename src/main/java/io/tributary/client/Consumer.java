@@ -376,6 +376,10 @@ public interface Consumer<K, V> extends AutoCloseable {
    * partitions back. A consumer with manual assignment commits its positions ({@code enable.auto.commit}). Completed
    * and pending async commits are awaited and their callbacks run. Idempotent; {@link #wakeup()} does not interrupt it.
    *
+   * <p>{@code timeout} also bounds the consumer calls the rebalance listener makes meanwhile (a {@code commitSync} in
+   * {@code onPartitionsRevoked} gets what is left of it, not {@code default.api.timeout.ms}). Once the client cannot
+   * reach a broker any more because it is shutting down, retriable errors are not retried: close ends early.
+   *
    * @param timeout the longest time to spend, ≥ 0
    * @throws RuntimeException what the rebalance listener or a commit callback threw (after closing)
    */

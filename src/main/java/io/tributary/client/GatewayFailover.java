@@ -2,7 +2,9 @@ package io.tributary.client;
 
 import akka.actor.ActorIdentity;
 import akka.actor.Identify;
+import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Adapter;
@@ -10,10 +12,14 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
 import akka.pattern.Patterns;
 import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -35,6 +41,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       live gateway does not move the client (other answers keep coming); a dead or hung node does, after one
  *       request timeout, as Kafka's client drops a connection whose request timed out.
  * </ul>
+ *
+ * <h2>Requests in flight</h2>
+ *
+ * The client's ask path registers every request it sends ({@link Health#track}). When the gateway is given up (gone
+ * or suspected), the requests still in flight through it are failed at once with NETWORK_EXCEPTION (retriable), so
+ * that their senders retry through the next gateway instead of waiting for {@code request.timeout.ms}: a SIGKILLed
+ * node costs the failure detector's pause, not that plus a request timeout. (Retried produce requests are
+ * deduplicated by the idempotent producer; without idempotence a retry may duplicate, as in Kafka when a connection
+ * is dropped.)
+ *
+ * <h2>While the client's ActorSystem or the JVM shuts down</h2>
+ *
+ * Then a lost gateway is no reason to look for another: on a JVM shutdown, remoting may be torn down under the client
+ * (which makes every node look gone), and the system's actors are about to stop. The actor then starts no probe;
+ * it fails the requests in flight, and from then on the ask path fails new requests at once with NETWORK_EXCEPTION
+ * ({@link Health#stopping}), so that a {@code close()} running meanwhile ends quickly instead of waiting for answers
+ * that cannot come.
  *
  * <h2>Finding another gateway</h2>
  *
@@ -64,6 +87,52 @@ final class GatewayFailover {
     private final AtomicInteger generation = new AtomicInteger();
     private volatile long lastAnswerNanos = System.nanoTime();
     volatile ActorRef<Object> failover;
+    /** Requests in flight: each one's future, with the generation it was sent under. */
+    private final Map<CompletableFuture<?>, Integer> inFlight = new ConcurrentHashMap<>();
+    /** Why the client stopped sending (its ActorSystem or the JVM shuts down), or null. */
+    private volatile String stopping;
+
+    /**
+     * Registers a request sent under {@code gen}, until {@code future} completes: {@link #failInFlight} fails it if
+     * its gateway is given up first.
+     */
+    void track(int gen, CompletableFuture<?> future) {
+      inFlight.put(future, gen);
+      future.whenComplete((r, f) -> inFlight.remove(future));
+    }
+
+    /**
+     * Fails, with a retriable NETWORK_EXCEPTION, every tracked request sent under generation {@code gen} or earlier.
+     *
+     * @return how many were failed
+     */
+    int failInFlight(int gen, String reason) {
+      int failed = 0;
+      for (Map.Entry<CompletableFuture<?>, Integer> e : inFlight.entrySet()) {
+        if (e.getValue() - gen <= 0
+            && e.getKey().completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, reason))) {
+          failed++;
+        }
+      }
+      return failed;
+    }
+
+    /** Fails every tracked request with NETWORK_EXCEPTION ({@code reason}). */
+    void failAllInFlight(String reason) {
+      for (CompletableFuture<?> f : inFlight.keySet()) {
+        f.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, reason));
+      }
+    }
+
+    /** How many tracked requests are in flight. */
+    int inFlight() {
+      return inFlight.size();
+    }
+
+    /** Why requests are refused at once (the client's ActorSystem or the JVM shuts down), or null while they are not. */
+    String stopping() {
+      return stopping;
+    }
 
     /** The generation of the current gateway, to pass back to {@link #answered} / {@link #timedOut}. */
     int generation() {
@@ -103,6 +172,9 @@ final class GatewayFailover {
   }
 
   private record GatewayTerminated(int generation) {}
+
+  /** Stop sending: the local ActorSystem or the JVM shuts down. */
+  private record Stop(String reason) {}
 
   private record ProbeAnswer(int round, int index, ActorRef<ClientRequest> gateway) {}
 
@@ -176,22 +248,22 @@ final class GatewayFailover {
         current.tell(request);
       }
     } else if (message instanceof Suspect s) {
-      if (s.generation() == generation && !probing) {
+      if (s.generation() == generation && !probing && !stopIfShuttingDown()) {
         context.getLog().warn("Tributary gateway {} suspected ({}); looking for another node", current.path(),
             s.reason());
-        startProbing();
+        giveUpCurrent("suspected: " + s.reason());
       }
     } else if (message instanceof GatewayTerminated t) {
-      if (t.generation() == generation && !probing) {
+      if (t.generation() == generation && !probing && !stopIfShuttingDown()) {
         context.getLog().warn("Tributary gateway {} is gone; looking for another node", current.path());
-        startProbing();
+        giveUpCurrent("gone");
       }
     } else if (message instanceof ProbeAnswer a) {
       onProbeAnswer(a);
     } else if (message instanceof ProbeFailed f) {
       onProbeFailed(f);
     } else if (message instanceof NextRound n) {
-      if (probing && n.round() == round) {
+      if (probing && n.round() == round && !stopIfShuttingDown()) {
         probeRound();
       }
     } else if (message == Shutdown.INSTANCE) {
@@ -209,6 +281,67 @@ final class GatewayFailover {
     generation++;
     health.switched(generation);
     context.watchWith(gateway, new GatewayTerminated(generation));
+  }
+
+  /**
+   * When the local ActorSystem or the JVM shuts down: stops probing, drops the held requests, fails the requests in
+   * flight and makes the ask path refuse new ones. Returns whether it did.
+   */
+  private boolean stopIfShuttingDown() {
+    String reason = shutdownReason(context.getSystem());
+    if (reason == null) {
+      return false;
+    }
+    if (health.stopping == null) {
+      health.stopping = "the Tributary client is shutting down (" + reason + ")";
+      context.getLog().debug("Tributary gateway {} lost while {}: no failover", current.path(), reason);
+    }
+    probing = false;
+    held.clear();
+    timers.cancelAll();
+    health.failAllInFlight(health.stopping);
+    return true;
+  }
+
+  /** The current gateway is given up: its requests in flight fail at once (retriable), and the probing starts. */
+  private void giveUpCurrent(String why) {
+    int failed = health.failInFlight(generation, "Tributary gateway " + current.path() + " " + why
+        + "; retry through another node");
+    if (failed > 0) {
+      context.getLog().info("{} request(s) in flight through {} failed for a retry", failed, current.path());
+    }
+    startProbing();
+  }
+
+  /**
+   * Why {@code system} cannot be used much longer: it terminated, its coordinated shutdown runs, or the JVM shuts
+   * down (its shutdown hooks run); null if none of these.
+   */
+  static String shutdownReason(ActorSystem<?> system) {
+    if (system.whenTerminated().isCompleted()) {
+      return "its ActorSystem terminated";
+    }
+    if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()) {
+      return "its ActorSystem shuts down";
+    }
+    if (jvmShuttingDown()) {
+      return "the JVM shuts down";
+    }
+    return null;
+  }
+
+  /** Whether the JVM runs its shutdown hooks (adding one is then refused). */
+  static boolean jvmShuttingDown() {
+    Thread probe = new Thread(() -> {});
+    try {
+      Runtime.getRuntime().addShutdownHook(probe);
+      Runtime.getRuntime().removeShutdownHook(probe);
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
+    } catch (SecurityException e) {
+      return false;
+    }
   }
 
   private void hold(ClientRequest request) {

@@ -1,5 +1,6 @@
 package io.tributary.client;
 
+import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.ActorSystem;
@@ -44,8 +45,13 @@ import java.util.stream.Collectors;
  *
  * <p>The client's own ActorSystem is configured on top of {@code ConfigFactory.load()} with: remote provider, Artery
  * TCP on {@code tributary.client.hostname} (default 127.0.0.1) and {@code tributary.client.port} (default 0, any free
- * port), log level WARNING, no dead-letter logging, and no JVM exit on shutdown. It is not a cluster member, so
- * Akka's "remote features outside cluster" are switched on only to keep its start-up warning quiet.
+ * port), log level WARNING, no dead-letter logging, no JVM exit on shutdown, and no Akka JVM shutdown hooks: the
+ * client's ActorSystem (remoting included) stops when the client is closed, so an application closes its client (or
+ * its consumer) in its own shutdown hook, as with Kafka's clients, and that close still reaches the brokers. Death
+ * watch of the gateway uses {@code tributary.client.watch-heartbeat-interval} (default 1 s) and {@code
+ * tributary.client.watch-acceptable-heartbeat-pause} (default 4 s) as Artery's {@code
+ * akka.remote.watch-failure-detector}, so that a killed node is noticed within about 5 s. It is not a cluster member,
+ * so Akka's "remote features outside cluster" are switched on only to keep its start-up warning quiet.
  *
  * <h2>Several nodes, failover</h2>
  *
@@ -73,6 +79,10 @@ public final class TributaryClient implements AutoCloseable {
   public static final String CLIENT_SYSTEM_NAME = "tributary-client";
 
   private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(30);
+  /** {@code tributary.client.watch-heartbeat-interval} when not configured. */
+  static final Duration DEFAULT_WATCH_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+  /** {@code tributary.client.watch-acceptable-heartbeat-pause} when not configured. */
+  static final Duration DEFAULT_WATCH_ACCEPTABLE_PAUSE = Duration.ofSeconds(4);
 
   private final ActorSystem<?> system;
   /** Where requests go: the gateway itself (embedded), or the local {@link GatewayFailover} actor. */
@@ -360,24 +370,65 @@ public final class TributaryClient implements AutoCloseable {
    *
    * @param factory builds the request around the reply-to ref
    * @param timeoutMs how long to wait, ms
-   * @return completes with the answer, or exceptionally with a {@link TimeoutException} (see {@link #toException})
+   * @return completes with the answer, or exceptionally with a {@link TimeoutException} (see {@link #toException}),
+   *     or with NETWORK_EXCEPTION when the gateway it went through is given up before answering ({@link
+   *     GatewayFailover}) or the client cannot be used any more ({@link #unusableReason})
    */
   <R> CompletionStage<R> ask(Function<ActorRef<R>, ClientRequest> factory, long timeoutMs) {
-    CompletionStage<R> answer =
-        AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+    String unusable = unusableReason();
+    if (unusable != null) {
+      return CompletableFuture.failedFuture(new TributaryException(ErrorCode.NETWORK_EXCEPTION, unusable));
+    }
     if (health == null) {
-      return answer;
+      return AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
     }
     int generation = health.generation();
     long sentNanos = System.nanoTime();
-    return answer.whenComplete(
+    CompletableFuture<R> result = new CompletableFuture<>();
+    health.track(generation, result); // failed at once if the gateway is given up before it is answered
+    CompletionStage<R> answer;
+    try {
+      answer = AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+    } catch (RuntimeException e) { // e.g. the scheduler of a terminated ActorSystem
+      result.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, e.toString(), e));
+      return result;
+    }
+    answer.whenComplete(
         (response, failure) -> {
           if (failure == null) {
             health.answered(generation);
-          } else if (GatewayFailover.isTimeout(failure)) {
-            health.timedOut(generation, sentNanos, "a request");
+            result.complete(response);
+          } else {
+            if (GatewayFailover.isTimeout(failure) && !result.isDone()) {
+              health.timedOut(generation, sentNanos, "a request");
+            }
+            result.completeExceptionally(failure);
           }
         });
+    return result;
+  }
+
+  /** How many requests sent through the failover are in flight (0 for an embedded client). For tests. */
+  int inFlightRequests() {
+    return health == null ? 0 : health.inFlight();
+  }
+
+  /**
+   * Why requests cannot be answered any more, or null while they can: the client's ActorSystem terminated or runs its
+   * coordinated shutdown, or the client lost its gateway while shutting down (see {@link GatewayFailover}). Retry
+   * loops give up at once then, instead of retrying until their timeouts.
+   */
+  String unusableReason() {
+    if (health != null && health.stopping() != null) {
+      return health.stopping();
+    }
+    if (system.whenTerminated().isCompleted()) {
+      return "the Tributary client's ActorSystem terminated";
+    }
+    if (CoordinatedShutdown.get(system).getShutdownReason().isPresent()) {
+      return "the Tributary client's ActorSystem shuts down";
+    }
+    return null;
   }
 
   /**
@@ -477,7 +528,23 @@ public final class TributaryClient implements AutoCloseable {
     settings.put("akka.log-dead-letters", "off");
     settings.put("akka.log-dead-letters-during-shutdown", "off");
     settings.put("akka.coordinated-shutdown.exit-jvm", "off");
+    // The client's ActorSystem is stopped by close(), not by Akka's JVM shutdown hooks: Artery's own hook would tear
+    // down remoting at SIGTERM while the application's shutdown hook still closes its consumer (commit, LeaveGroup),
+    // whose requests would then wait for their timeouts, and every node would look dead to the failover.
+    settings.put("akka.jvm-shutdown-hooks", "off");
+    // A killed node is noticed by death watch after about heartbeat interval + acceptable pause (Akka's default 1 s +
+    // 10 s); the client then moves to another node and resends what was in flight.
+    settings.put("akka.remote.watch-failure-detector.heartbeat-interval",
+        durationSetting(loaded, "tributary.client.watch-heartbeat-interval", DEFAULT_WATCH_HEARTBEAT_INTERVAL));
+    settings.put("akka.remote.watch-failure-detector.acceptable-heartbeat-pause",
+        durationSetting(loaded, "tributary.client.watch-acceptable-heartbeat-pause", DEFAULT_WATCH_ACCEPTABLE_PAUSE));
     return ConfigFactory.parseMap(settings).withFallback(loaded);
+  }
+
+  /** {@code path} of {@code config} as "N ms", or {@code fallback} when it is not set. */
+  private static String durationSetting(Config config, String path, Duration fallback) {
+    Duration d = config.hasPath(path) ? config.getDuration(path) : fallback;
+    return d.toMillis() + " ms";
   }
 
   /** Asks every node at once; the first answer wins. Returns its index. */

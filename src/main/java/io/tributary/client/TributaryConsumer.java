@@ -174,6 +174,11 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private long epochCounter;
   private int rotation;
   private volatile boolean closed;
+  /**
+   * While {@link #close(Duration)} runs: its deadline (monotonic ms), which also bounds what the rebalance listener
+   * does meanwhile (e.g. a {@code commitSync} in {@code onPartitionsRevoked}); else {@link Long#MAX_VALUE}.
+   */
+  private long closeDeadline = Long.MAX_VALUE;
 
   // subscription (application thread)
   private Mode mode = Mode.NONE;
@@ -716,6 +721,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       return;
     }
     long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), toMillisSaturated(timeout));
+    closeDeadline = deadline;
     RuntimeException failure = null;
     try {
       if (mode == Mode.SUBSCRIBED) {
@@ -1167,7 +1173,9 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       CompletableFuture<Void> done = new CompletableFuture<>();
       member.tell(new GroupMember.Leave(settings.groupInstanceId() == null, done));
       try {
-        done.get(Math.max(0, deadline - Metadata.nowMs()), TimeUnit.MILLISECONDS);
+        // no answer can come once the client is unusable (its ActorSystem stops): the member actor is gone
+        long wait = client.unusableReason() != null ? 0 : Math.max(0, deadline - Metadata.nowMs());
+        done.get(wait, TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ExecutionException | TimeoutException e) {
@@ -1281,7 +1289,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    * @throws WakeupException if {@code wakeable} and {@link #wakeup()} was called
    */
   private void commitSyncInternal(Map<TopicPartition, OffsetAndMetadata> offsets, long timeoutMs, boolean wakeable) {
-    long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), timeoutMs);
+    long deadline = Math.min(closeDeadline, TributaryClient.saturatedAdd(Metadata.nowMs(), timeoutMs));
     awaitAsyncCommits(deadline, wakeable);
     runCompletedCommitCallbacks();
     if (offsets.isEmpty()) {
@@ -1484,7 +1492,8 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
 
   /**
    * Sends a request until it succeeds, fails with a non-retriable error, or {@code timeoutMs} passed (pausing {@code
-   * retry.backoff.ms} between attempts).
+   * retry.backoff.ms} between attempts). While {@link #close(Duration)} runs, its deadline bounds {@code timeoutMs};
+   * once the client cannot be used any more ({@link TributaryClient#unusableReason}) the first error is final.
    *
    * @param send sends one attempt with the given answer timeout (ms)
    * @param check null for a good answer, else its error
@@ -1497,7 +1506,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       boolean wakeable,
       LongFunction<CompletionStage<R>> send,
       Function<R, TributaryException> check) {
-    long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), timeoutMs);
+    long deadline = Math.min(closeDeadline, TributaryClient.saturatedAdd(Metadata.nowMs(), timeoutMs));
     while (true) {
       long attemptTimeout = Math.max(1, Math.min(settings.requestTimeoutMs(), deadline - Metadata.nowMs()));
       TributaryException error;
@@ -1511,7 +1520,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
         error = e;
       }
       long left = deadline - Metadata.nowMs();
-      if (!error.isRetriable() || left <= 0) {
+      if (!error.isRetriable() || left <= 0 || client.unusableReason() != null) {
         throw error;
       }
       long pause = Math.min(settings.retryBackoffMs(), left);

@@ -12,10 +12,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -208,7 +210,13 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     Objects.requireNonNull(timeout, "timeout");
     if (!closed.compareAndSet(false, true)) {
       if (Thread.currentThread() != senderThread) {
-        closedFuture.join();
+        try { // the first close is bounded by its own timeout; this caller waits at most its own
+          closedFuture.get(toMillisSaturated(timeout), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+          // bounded wait: the first close goes on
+        }
       }
       return;
     }

@@ -128,6 +128,49 @@ class GatewayFailoverTest {
     }
   }
 
+  /**
+   * A batch in flight through a node that dies is resent through the other node as soon as death watch reports the
+   * node gone, not after {@code request.timeout.ms} (two minutes here: the send would not complete within the bound).
+   */
+  @Test
+  void aBatchInFlightThroughAGatewayThatIsGoneIsResentAtOnceThroughTheOther() throws Exception {
+    Nodes n = nodes("inflight");
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.LINGER_MS, 0,
+            ClientConfig.REQUEST_TIMEOUT_MS, 120_000,
+            ClientConfig.DELIVERY_TIMEOUT_MS, 240_000,
+            ClientConfig.ENABLE_IDEMPOTENCE, "true",
+            ClientConfig.ACKS, "all",
+            ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = client(n, config);
+        Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+      assertEquals(0L, send(producer, "inflight", "before").offset());
+      n.a().hung = true; // the node swallows what it gets, as a node that was just SIGKILLed
+      long produceBefore = n.a().count(ProduceRequest.class);
+      var pending = producer.send(new ProducerRecord<>("inflight", 0, null, "in flight")).toCompletableFuture();
+      awaitTrue(() -> client.inFlightRequests() > 0, "the batch is in flight");
+      assertEquals(produceBefore, n.a().count(ProduceRequest.class), "the hung node passed nothing on");
+
+      long stopped = System.nanoTime();
+      testKit.stop(n.a().ref); // death watch: the node is gone
+      assertEquals(1L, pending.get(30, TimeUnit.SECONDS).offset(), "resent through the second node");
+      System.out.printf("GatewayFailoverTest: batch in flight acknowledged through the other node %d ms after its"
+          + " node was reported gone (request.timeout.ms 120000)%n", (System.nanoTime() - stopped) / 1_000_000);
+      assertEquals(List.of("before", "in flight"), n.cluster().values("inflight", 0));
+      assertEquals(1, n.b().count(ProduceRequest.class));
+    }
+  }
+
+  /** Waits (bounded, against hangs only) until {@code condition} holds. */
+  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, what + ": not within 30 s");
+      Thread.sleep(5);
+    }
+  }
+
   @Test
   void aTimeoutIsNoSuspicionWhenTheGatewayAnsweredSinceTheRequestWasSent() {
     GatewayFailover.Health health = new GatewayFailover.Health();
