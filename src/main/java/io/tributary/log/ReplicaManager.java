@@ -104,6 +104,14 @@ public final class ReplicaManager {
     }
   }
 
+  private record NodeEvent(akka.cluster.ClusterEvent.ClusterDomainEvent event)
+      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
+    @Override
+    public String entityId() {
+      return "";
+    }
+  }
+
   private enum Ignore implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
     INSTANCE;
 
@@ -155,15 +163,87 @@ public final class ReplicaManager {
     }
   }
 
+  /**
+   * A client request forwarded to another node, remembered (without its records) so that it can be answered if that
+   * node becomes unreachable before it answers: the node cannot, and the client would otherwise wait its whole
+   * {@code request.timeout.ms}.
+   */
+  private record InFlight(long sentAtNanos, PartitionLeader.Command command) {}
+
+  /** How long a forwarded request is remembered: beyond Kafka's default request.timeout.ms the client gave up. */
+  private static final long IN_FLIGHT_KEEP_NANOS = java.time.Duration.ofSeconds(35).toNanos();
+
+  /** The most requests remembered per node; older ones are forgotten first (they then time out at the client). */
+  private static final int IN_FLIGHT_MAX_PER_NODE = 50_000;
+
   private static final class Router {
     private final ActorContext<PartitionLeader.Command> ctx;
     private Map<String, TopicMetadata> topics = new HashMap<>();
     private final Map<String, ActorRef<PartitionLeader.Command>> managers = new HashMap<>();
+    private final java.util.Set<String> unreachable = new java.util.HashSet<>();
+    private final Map<String, java.util.ArrayDeque<InFlight>> inFlight = new HashMap<>();
+    private final String self;
 
     Router(ActorContext<PartitionLeader.Command> ctx) {
       this.ctx = ctx;
+      this.self = ctx.getSystem().address().toString();
       ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(Receptionist.Listing.class, ManagersListed::new);
       ctx.getSystem().receptionist().tell(Receptionist.subscribe(MANAGER_KEY, listings));
+      ActorRef<akka.cluster.ClusterEvent.ClusterDomainEvent> events =
+          ctx.messageAdapter(akka.cluster.ClusterEvent.ClusterDomainEvent.class, NodeEvent::new);
+      akka.cluster.typed.Cluster cluster = akka.cluster.typed.Cluster.get(ctx.getSystem());
+      cluster.subscriptions().tell(akka.cluster.typed.Subscribe.create(events.narrow(),
+          akka.cluster.ClusterEvent.ReachabilityEvent.class));
+      cluster.subscriptions().tell(akka.cluster.typed.Subscribe.create(events.narrow(),
+          akka.cluster.ClusterEvent.MemberRemoved.class));
+    }
+
+    /** A node became unreachable or left: what was forwarded to it is answered NOT_LEADER_OR_FOLLOWER (retriable). */
+    private void onNodeEvent(akka.cluster.ClusterEvent.ClusterDomainEvent e) {
+      String lost = null;
+      if (e instanceof akka.cluster.ClusterEvent.UnreachableMember u) {
+        lost = u.member().address().toString();
+        unreachable.add(lost);
+      } else if (e instanceof akka.cluster.ClusterEvent.MemberRemoved r) {
+        lost = r.member().address().toString();
+        unreachable.remove(lost);
+      } else if (e instanceof akka.cluster.ClusterEvent.ReachableMember r) {
+        unreachable.remove(r.member().address().toString());
+      }
+      if (lost != null) {
+        java.util.ArrayDeque<InFlight> q = inFlight.remove(lost);
+        if (q != null && !q.isEmpty()) {
+          ctx.getLog().info("Node {} is gone: answering {} requests forwarded to it with NOT_LEADER_OR_FOLLOWER", lost,
+              q.size());
+          for (InFlight f : q) {
+            reject(f.command(), ErrorCode.NOT_LEADER_OR_FOLLOWER, "Node " + lost + " failed before answering");
+          }
+        }
+      }
+    }
+
+    private void remember(String node, PartitionLeader.Command cmd) {
+      PartitionLeader.Command light;
+      if (cmd instanceof PartitionLeader.Produce p) {
+        if (p.request().acks() == 0 || p.request().replyTo() == null) {
+          return;
+        }
+        // keep the reply address, not the records
+        io.tributary.protocol.ProduceRequest r = p.request();
+        light = new PartitionLeader.Produce(new io.tributary.protocol.ProduceRequest(r.version(), r.topic(),
+            r.partition(), r.acks(), r.timeoutMs(), null, r.replyTo()));
+      } else if (cmd instanceof PartitionLeader.Fetch || cmd instanceof PartitionLeader.ListOffsets) {
+        light = cmd;
+      } else {
+        return;
+      }
+      long now = System.nanoTime();
+      java.util.ArrayDeque<InFlight> q = inFlight.computeIfAbsent(node, k -> new java.util.ArrayDeque<>());
+      while (!q.isEmpty() && (now - q.peekFirst().sentAtNanos() > IN_FLIGHT_KEEP_NANOS
+          || q.size() >= IN_FLIGHT_MAX_PER_NODE)) {
+        q.removeFirst();
+      }
+      q.addLast(new InFlight(now, light));
     }
 
     Behavior<PartitionLeader.Command> behavior() {
@@ -194,6 +274,10 @@ public final class ReplicaManager {
                   return Behaviors.same();
                 })
                 .onMessage(Ignore.class, m -> Behaviors.same())
+                .onMessage(NodeEvent.class, m -> {
+                  onNodeEvent(m.event());
+                  return Behaviors.same();
+                })
                 .onMessage(ToReplica.class, m -> {
                   ActorRef<PartitionLeader.Command> manager = managers.get(m.address());
                   if (manager == null) {
@@ -230,10 +314,13 @@ public final class ReplicaManager {
         reject(cmd, ErrorCode.LEADER_NOT_AVAILABLE, "Partition " + entityId + " has no leader right now");
       } else {
         ActorRef<PartitionLeader.Command> manager = managers.get(p.leader());
-        if (manager == null) {
+        if (manager == null || unreachable.contains(p.leader())) {
           reject(cmd, ErrorCode.LEADER_NOT_AVAILABLE,
               "The leader of " + entityId + " (" + p.leader() + ") is not reachable right now");
         } else {
+          if (!p.leader().equals(self)) {
+            remember(p.leader(), cmd);
+          }
           manager.tell(cmd);
         }
       }
