@@ -149,6 +149,11 @@ public final class LocalClusterDriver implements AutoCloseable {
   public synchronized void start(Collection<Integer> nodesToStart, Duration timeout) {
     for (int n : nodesToStart) {
       checkNode(n);
+      Process own = processes.get(n);
+      if (!cluster.isRunning(n) && own != null && own.isAlive()) {
+        // stopped or killed a moment ago: gone from /proc already, not yet reaped by this JVM
+        awaitGone(own, System.nanoTime() + EXIT_BOUND.toNanos());
+      }
       if (isRunning(n)) {
         throw new CliException("Node " + n + " is running already (pid "
             + pid(n).orElse(cluster.pid(n).orElse(-1)) + ")");
