@@ -232,8 +232,16 @@ final class LocalCluster {
     return args;
   }
 
-  /** A node process that was just launched: where its output of this start begins. */
-  record Launched(int node, long pid, long outOffset, long startedMillis) {}
+  /**
+   * A node process that was just launched: where its output of this start begins, and its {@link Process} (this JVM
+   * is its parent, so whether it still runs is known exactly, without reading its command line).
+   */
+  record Launched(int node, long pid, long outOffset, long startedMillis, Process process) {
+    /** Whether the launched process has exited. */
+    boolean exited() {
+      return !process.isAlive();
+    }
+  }
 
   /**
    * Starts node {@code node} detached: in a session of its own when {@code setsid} exists (so Ctrl-C or a hang-up of
@@ -262,7 +270,7 @@ final class LocalCluster {
           .redirectErrorStream(true)
           .start();
       Files.writeString(pidFile(node), p.pid() + "\n", StandardCharsets.UTF_8);
-      return new Launched(node, p.pid(), offset, started);
+      return new Launched(node, p.pid(), offset, started, p);
     } catch (IOException e) {
       throw new CliException("Cannot start node " + node + ": " + e.getMessage(), e);
     }
@@ -513,9 +521,11 @@ final class LocalCluster {
     List<String> problems = List.of();
     while (true) {
       for (Launched l : launched) {
-        if (!isNodeProcess(l.pid(), nodeDir(l.node()))) {
+        // the Process, not the command line: /proc/PID/cmdline can read empty (or torn) while setsid execs java,
+        // which made a node that was starting look as if it had exited
+        if (l.exited()) {
           throw new CliException("Node " + l.node() + " (pid " + l.pid() + ", " + hostPort(l.node())
-              + ") exited before it was ready. Its output (" + outFile(l.node()) + "):\n" + outTail(l.node(), 30)
+              + ") exited (code " + l.process().exitValue() + ") before it was ready. Its output (" + outFile(l.node()) + "):\n" + outTail(l.node(), 30)
               + "\nIts log: " + logFile(l.node()));
         }
       }

@@ -35,6 +35,8 @@ public final class LocalClusterDriver implements AutoCloseable {
   private final PrintWriter progress;
   /** node → pid of the process this driver launched last for it. */
   private final Map<Integer, Long> launched = new ConcurrentHashMap<>();
+  /** node → the process this driver launched last for it (this JVM is its parent: its liveness is exact). */
+  private final Map<Integer, Process> processes = new ConcurrentHashMap<>();
 
   private LocalClusterDriver(LocalCluster cluster, PrintWriter progress) {
     this.cluster = cluster;
@@ -94,9 +96,13 @@ public final class LocalClusterDriver implements AutoCloseable {
     return cluster.logFile(node);
   }
 
-  /** Whether node {@code node}'s broker process runs. */
+  /**
+   * Whether node {@code node}'s broker process runs: the process this driver launched for it is alive, or its pid
+   * file names a live broker of its directory (one started by someone else).
+   */
   public boolean isRunning(int node) {
-    return cluster.isRunning(node);
+    Process p = processes.get(node);
+    return (p != null && p.isAlive()) || cluster.isRunning(node);
   }
 
   /** The nodes whose broker processes run. */
@@ -140,25 +146,56 @@ public final class LocalClusterDriver implements AutoCloseable {
    * @throws CliException if a node is running already, its port is taken, it exits, or the cluster has not converged
    *     within {@code timeout}; the nodes launched by this call are then stopped again
    */
-  public void start(Collection<Integer> nodesToStart, Duration timeout) {
+  public synchronized void start(Collection<Integer> nodesToStart, Duration timeout) {
+    for (int n : nodesToStart) {
+      checkNode(n);
+      Process own = processes.get(n);
+      if (!cluster.isRunning(n) && own != null && own.isAlive()) {
+        // stopped or killed a moment ago: gone from /proc already, not yet reaped by this JVM
+        awaitGone(own, System.nanoTime() + EXIT_BOUND.toNanos());
+      }
+      if (isRunning(n)) {
+        throw new CliException("Node " + n + " is running already (pid "
+            + pid(n).orElse(cluster.pid(n).orElse(-1)) + ")");
+      }
+    }
     List<LocalCluster.Launched> started = new ArrayList<>();
     try {
-      for (int n : nodesToStart) {
-        checkNode(n);
-        if (cluster.isRunning(n)) {
-          throw new CliException("Node " + n + " is running already (pid " + cluster.pid(n).getAsLong() + ")");
-        }
+      for (int n : new TreeSet<>(nodesToStart)) {
         awaitPortFree(n);
         LocalCluster.Launched l = cluster.launch(n);
         launched.put(n, l.pid());
+        processes.put(n, l.process());
         started.add(l);
       }
       cluster.awaitReady(started, timeout, progress);
     } catch (RuntimeException e) {
-      Set<Integer> toStop = new TreeSet<>();
-      started.forEach(l -> toStop.add(l.node()));
-      cluster.stop(toStop, EXIT_BOUND);
+      // nothing this call launched may outlive it: a later start of the same node would race with it
+      stopLaunched(started);
       throw e;
+    }
+  }
+
+  /** SIGTERMs the given launched processes, SIGKILLs those still there after {@link #EXIT_BOUND}, waits until gone. */
+  private static void stopLaunched(List<LocalCluster.Launched> started) {
+    started.forEach(l -> l.process().destroy());
+    long deadline = System.nanoTime() + EXIT_BOUND.toNanos();
+    for (LocalCluster.Launched l : started) {
+      awaitGone(l.process(), deadline);
+    }
+    for (LocalCluster.Launched l : started) {
+      if (l.process().isAlive()) {
+        l.process().destroyForcibly();
+        awaitGone(l.process(), System.nanoTime() + EXIT_BOUND.toNanos());
+      }
+    }
+  }
+
+  private static void awaitGone(Process p, long deadlineNanos) {
+    try {
+      p.waitFor(Math.max(0, deadlineNanos - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -305,6 +342,7 @@ public final class LocalClusterDriver implements AutoCloseable {
   /** SIGKILLs every process this driver launched that still runs, and waits for them to go. Idempotent. */
   @Override
   public void close() {
+    processes.values().forEach(Process::destroyForcibly);
     Set<Integer> toKill = new TreeSet<>();
     launched.forEach((node, pid) -> {
       if (LocalCluster.isNodeProcess(pid, cluster.nodeDir(node))) {

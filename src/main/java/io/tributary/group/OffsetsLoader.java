@@ -15,9 +15,12 @@ import io.tributary.protocol.GroupProtocol.PartitionOffset;
 import io.tributary.protocol.GroupProtocol.PartitionRef;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.record.Record;
 import io.tributary.record.RecordBatch;
+import io.tributary.record.RecordBatchBuilder;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +32,20 @@ import java.util.concurrent.CompletionStage;
  * Reads every committed offset back from {@value GroupSettings#OFFSETS_TOPIC} when the coordinator starts,
  * creating the topic first if it does not exist. The newest record of each (group, topic, partition) key wins; a
  * tombstone removes the key. Partitions are read one after the other; the result is only touched by that chain.
+ *
+ * <p>Each partition is read up to a <em>barrier</em>: an ignorable record ({@link #BARRIER_KEY}) the loader first
+ * appends with {@code acks=all}. The leader's high watermark is not enough on its own: right after a leader change
+ * (the coordinator typically moves with the node that died) the new leader's high watermark is the one it last heard
+ * of as a follower, and may lag records the old leader had already acknowledged — a commit the member was told
+ * succeeded would be missing from the load and answered from memory ever after. The barrier's acknowledgement means
+ * the high watermark has passed it, so every record before it (all the leader had) is committed and read. A
+ * partition whose barrier cannot be written (no leader, too few in-sync replicas) fails the load; the coordinator
+ * retries it, answering COORDINATOR_LOAD_IN_PROGRESS meanwhile, as it could not store commits either.
  */
 final class OffsetsLoader {
   private static final int FETCH_BYTES = 1 << 20;
+  /** The key of the barrier record: type 0, which {@link OffsetRecords#parseKey} (and so every loader) skips. */
+  static final byte[] BARRIER_KEY = {0};
 
   private OffsetsLoader() {}
 
@@ -46,7 +60,8 @@ final class OffsetsLoader {
     CompletionStage<Void> chain = ensureTopic(system, controller, settings, groupSettings);
     for (int p = 0; p < groupSettings.offsetsTopicPartitions(); p++) {
       int partition = p;
-      chain = chain.thenCompose(v -> readFrom(system, partitions, settings, partition, -1, result));
+      chain = chain.thenCompose(v -> barrier(system, partitions, settings, partition))
+          .thenCompose(end -> readFrom(system, partitions, settings, partition, -1, end, result));
     }
     return chain.thenApply(v -> result);
   }
@@ -86,6 +101,7 @@ final class OffsetsLoader {
       BrokerSettings settings,
       int partition,
       long offset,
+      long end,
       Map<String, Map<PartitionRef, PartitionOffset>> result) {
     if (offset < 0) {
       return AskPattern.<PartitionLeader.Command, ListOffsetsResponse>ask(partitions,
@@ -97,7 +113,7 @@ final class OffsetsLoader {
               throw new IllegalStateException("cannot read " + GroupSettings.OFFSETS_TOPIC + "-" + partition + ": "
                   + l.error());
             }
-            return readFrom(system, partitions, settings, partition, l.offset(), result);
+            return readFrom(system, partitions, settings, partition, l.offset(), end, result);
           });
     }
     return AskPattern.<PartitionLeader.Command, FetchResponse>ask(partitions,
@@ -105,7 +121,7 @@ final class OffsetsLoader {
                 partition, offset, FETCH_BYTES, 0, r)), settings.askTimeout(), system.scheduler())
         .thenCompose(f -> {
           if (f.error() == ErrorCode.OFFSET_OUT_OF_RANGE && offset < f.logStartOffset()) {
-            return readFrom(system, partitions, settings, partition, f.logStartOffset(), result);
+            return readFrom(system, partitions, settings, partition, f.logStartOffset(), end, result);
           }
           if (f.error() != ErrorCode.NONE) {
             throw new IllegalStateException("cannot read " + GroupSettings.OFFSETS_TOPIC + "-" + partition + ": "
@@ -121,10 +137,39 @@ final class OffsetsLoader {
               next = r.offset() + 1;
             }
           }
-          if (f.batches().isEmpty() || next >= f.highWatermark()) {
+          if (next >= end) {
             return CompletableFuture.completedFuture(null);
           }
-          return readFrom(system, partitions, settings, partition, next, result);
+          if (f.batches().isEmpty() || next >= f.highWatermark()) {
+            // the barrier was acknowledged, so a leader that reports a high watermark below it is a newer one that
+            // has not caught up yet: fail, and the coordinator loads again
+            throw new IllegalStateException("cannot read " + GroupSettings.OFFSETS_TOPIC + "-" + partition
+                + " up to offset " + end + ": the high watermark is " + f.highWatermark());
+          }
+          return readFrom(system, partitions, settings, partition, next, end, result);
+        });
+  }
+
+  /**
+   * Appends the barrier record to partition {@code partition} with {@code acks=all}.
+   *
+   * @return the offset right after it: once it is acknowledged, every offset below is committed
+   */
+  private static CompletionStage<Long> barrier(
+      ActorSystem<?> system, ActorRef<PartitionLeader.Command> partitions, BrokerSettings settings, int partition) {
+    RecordBatchBuilder b = new RecordBatchBuilder();
+    b.append(System.currentTimeMillis(), BARRIER_KEY, null, null);
+    byte[] batch = b.build();
+    return AskPattern.<PartitionLeader.Command, ProduceResponse>ask(partitions,
+            r -> new PartitionLeader.Produce(new ProduceRequest(ProtocolVersions.CURRENT, GroupSettings.OFFSETS_TOPIC,
+                partition, (short) -1, (int) settings.askTimeout().toMillis(), batch, r)),
+            settings.askTimeout(), system.scheduler())
+        .thenApply(p -> {
+          if (p.error() != ErrorCode.NONE) {
+            throw new IllegalStateException("cannot write the load barrier to " + GroupSettings.OFFSETS_TOPIC + "-"
+                + partition + ": " + p.error());
+          }
+          return p.baseOffset() + 1;
         });
   }
 
