@@ -848,6 +848,12 @@ public final class PartitionLeader
     } else if (role != Role.LEADER) {
       replyTo.tell(new ListOffsetsResponse(req.topic(), req.partition(), ErrorCode.NOT_LEADER_OR_FOLLOWER,
           notLeaderMessage(), -1, -1));
+    } else if (req.timestamp() != ListOffsetsRequest.EARLIEST_TIMESTAMP
+        && state.highWatermark() < currentEpochStartOffset(state)) {
+      // KIP-207: right after an election the high watermark may still be below what the old leader had committed
+      replyTo.tell(new ListOffsetsResponse(req.topic(), req.partition(), ErrorCode.OFFSET_NOT_AVAILABLE,
+          "The leader of " + entityId + " was elected in epoch " + meta.leaderEpoch()
+              + " and its high watermark has not caught up yet", -1, -1));
     } else if (req.timestamp() == ListOffsetsRequest.EARLIEST_TIMESTAMP) {
       replyTo.tell(ok(req, state.logStartOffset()));
     } else if (req.timestamp() == ListOffsetsRequest.LATEST_TIMESTAMP) {

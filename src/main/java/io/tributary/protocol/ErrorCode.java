@@ -99,6 +99,11 @@ public enum ErrorCode {
   FENCED_LEADER_EPOCH(74, true, "the leader epoch in the request is older than the current one"),
   /** A replica request carried a leader epoch newer than the one this node knows (its metadata is behind). */
   UNKNOWN_LEADER_EPOCH(75, true, "the leader epoch in the request is newer than the one this node knows"),
+  /**
+   * A newly elected leader does not know its high watermark yet (its followers have not reported since the election),
+   * so it cannot say where the log ends; retry shortly (as Kafka's KIP-207).
+   */
+  OFFSET_NOT_AVAILABLE(78, true, "the leader's high watermark is not known yet after a leader change"),
   /** The local log storage failed. */
   KAFKA_STORAGE_ERROR(56, true, "the broker's log storage failed");
 

@@ -238,6 +238,21 @@ class ReplicationTest {
       return !p.leader().equals(leavingAddress) && !p.isr().contains(leavingAddress)
           && p.leaderEpoch() > before.leaderEpoch();
     });
+    // the new leader never reports a log end below what was acknowledged: until its high watermark has caught up it
+    // answers OFFSET_NOT_AVAILABLE (Kafka's KIP-207), a retriable error
+    int acknowledgedBefore = expected.size();
+    long[] latest = {-1};
+    await("the new leader answers ListOffsets latest", () -> {
+      io.tributary.protocol.ListOffsetsResponse l = gw.listOffsets("r", movedPartition,
+          io.tributary.protocol.ListOffsetsRequest.LATEST_TIMESTAMP);
+      if (l.error() == ErrorCode.NONE) {
+        latest[0] = l.offset();
+        return true;
+      }
+      assertTrue(l.error().retriable(), l.error() + ": " + l.errorMessage());
+      return false;
+    });
+    assertTrue(latest[0] >= acknowledgedBefore, "latest " + latest[0] + " < acknowledged " + acknowledgedBefore);
     PartitionDescription after = describe(n0, "r").get(movedPartition);
     assertNotEquals(leavingAddress, after.leader());
     assertTrue(after.leaderEpoch() > before.leaderEpoch());
