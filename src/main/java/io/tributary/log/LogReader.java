@@ -49,16 +49,21 @@ final class LogReader {
       journal.replay(pluginId, persistenceId, fromSeqNr, toSeqNr, toSeqNr - fromSeqNr + 1, Adapter.toClassic(ctx.getSelf()));
       List<byte[]> out = new ArrayList<>();
       long[] total = {0};
+      boolean[] full = {false};
       return Behaviors.receive(Object.class)
           .onMessage(JournalProtocol.ReplayedMessage.class, m -> {
             if (m.persistent().payload() instanceof PartitionLeader.RecordsAppended e) {
               RecordBatch b = RecordBatch.wrap(e.batch());
               boolean wanted = b.lastOffset() >= fetchOffset && b.baseOffset() < limitOffset
                   && !isDead(truncations, m.persistent().sequenceNr(), b.baseOffset());
-              boolean fits = out.isEmpty() || total[0] + b.sizeInBytes() <= maxBytes;
-              if (wanted && fits) {
-                out.add(e.batch());
-                total[0] += b.sizeInBytes();
+              if (wanted && !full[0]) {
+                if (out.isEmpty() || total[0] + b.sizeInBytes() <= maxBytes) {
+                  out.add(e.batch());
+                  total[0] += b.sizeInBytes();
+                } else {
+                  // the response is full: a later, smaller batch must not jump the one that did not fit (a gap)
+                  full[0] = true;
+                }
               }
             }
             return Behaviors.same();

@@ -200,6 +200,28 @@ class PartitionLeaderTest {
   }
 
   @Test
+  void aJournalReadNeverSkipsABatchThatDidNotFitForASmallerOneAfterIt() {
+    Gw gw = new Gw(node);
+    assertEquals(ErrorCode.NONE, gw.create("mixed", 1, Map.of()).error());
+    // small, large, small, ... : the in-memory tail (2 KiB) holds only the newest, so offset 0 is read from the journal
+    for (int i = 0; i < 20; i++) {
+      ProduceResponse r = gw.produce("mixed", 0, Gw.batchOfSize(i % 2 == 0 ? 100 : 3000, 1000L));
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+    }
+    long offset = 0;
+    while (offset < 20) {
+      FetchResponse f = gw.fetch("mixed", 0, offset, 2000, 0); // room for a small batch, not for a large one after it
+      assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
+      assertFalse(f.batches().isEmpty());
+      for (byte[] b : f.batches()) {
+        RecordBatch batch = RecordBatch.wrap(b);
+        assertEquals(offset, batch.baseOffset(), "batches are returned without gaps");
+        offset = batch.nextOffset();
+      }
+    }
+  }
+
+  @Test
   void listOffsetsAnswersEarliestLatestAndByTimestamp() {
     String t = newTopic(Map.of());
     for (int i = 0; i < 40; i++) {
