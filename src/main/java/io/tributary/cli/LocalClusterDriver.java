@@ -35,6 +35,8 @@ public final class LocalClusterDriver implements AutoCloseable {
   private final PrintWriter progress;
   /** node → pid of the process this driver launched last for it. */
   private final Map<Integer, Long> launched = new ConcurrentHashMap<>();
+  /** Every process this driver launched (this JVM is their parent): {@link #close()} makes sure none is left. */
+  private final List<LocalCluster.Launched> processes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private LocalClusterDriver(LocalCluster cluster, PrintWriter progress) {
     this.cluster = cluster;
@@ -89,14 +91,23 @@ public final class LocalClusterDriver implements AutoCloseable {
     return address == null ? 0 : cluster.nodeOf(TopicsCommand.node(address));
   }
 
+  /** Node {@code node}'s stdout and stderr (appended at every start, with this tool's own notes). */
+  public Path outFile(int node) {
+    return cluster.outFile(node);
+  }
+
   /** Node {@code node}'s broker log (INFO and above). */
   public Path logFile(int node) {
     return cluster.logFile(node);
   }
 
-  /** Whether node {@code node}'s broker process runs. */
+  /**
+   * Whether node {@code node}'s broker process runs: for a process this driver launched, what its {@link Process}
+   * says (exact, even while it is still exec'ing); else the pid file and {@code /proc}.
+   */
   public boolean isRunning(int node) {
-    return cluster.isRunning(node);
+    LocalCluster.Launched own = current(node);
+    return own != null ? own.alive() : cluster.isRunning(node);
   }
 
   /** The nodes whose broker processes run. */
@@ -151,13 +162,18 @@ public final class LocalClusterDriver implements AutoCloseable {
         awaitPortFree(n);
         LocalCluster.Launched l = cluster.launch(n);
         launched.put(n, l.pid());
+        processes.add(l);
         started.add(l);
       }
       cluster.awaitReady(started, timeout, progress);
     } catch (RuntimeException e) {
-      Set<Integer> toStop = new TreeSet<>();
-      started.forEach(l -> toStop.add(l.node()));
-      cluster.stop(toStop, EXIT_BOUND);
+      // through the Process handles: a process that is still exec'ing, or one whose pid file was rewritten, is
+      // stopped all the same
+      Set<Integer> stuck = cluster.stopLaunched(started, "its start failed: " + ClusterCommand.firstLine(
+          Main.message(e)), EXIT_BOUND);
+      if (!stuck.isEmpty()) {
+        e.addSuppressed(new CliException("Node(s) " + stuck + " still run after SIGTERM and SIGKILL"));
+      }
       throw e;
     }
   }
@@ -211,7 +227,24 @@ public final class LocalClusterDriver implements AutoCloseable {
       }
     }
     for (int n : nodesToKill) {
-      cluster.signal(n, false);
+      LocalCluster.Launched own = current(n);
+      if (own != null) {
+        own.process().destroyForcibly();
+      } else {
+        cluster.signal(n, false);
+      }
+    }
+    for (int n : nodesToKill) {
+      LocalCluster.Launched own = current(n);
+      if (own != null) {
+        try {
+          // the kernel has released its locks and sockets once the parent (this JVM) sees it ended
+          own.process().waitFor(EXIT_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CliException("Interrupted");
+        }
+      }
     }
     Set<Integer> left = cluster.awaitExit(new TreeSet<>(nodesToKill), EXIT_BOUND);
     if (!left.isEmpty()) {
@@ -302,9 +335,33 @@ public final class LocalClusterDriver implements AutoCloseable {
     }
   }
 
+  /** The process this driver launched last for node {@code node}, if it is the one its pid file names. */
+  private LocalCluster.Launched current(int node) {
+    Long pid = launched.get(node);
+    if (pid == null || cluster.pid(node).orElse(-1) != pid) {
+      return null;
+    }
+    for (LocalCluster.Launched l : processes) {
+      if (l.pid() == pid && l.node() == node) {
+        return l;
+      }
+    }
+    return null;
+  }
+
   /** SIGKILLs every process this driver launched that still runs, and waits for them to go. Idempotent. */
   @Override
   public void close() {
+    List<LocalCluster.Launched> alive = processes.stream().filter(LocalCluster.Launched::alive).toList();
+    alive.forEach(l -> l.process().destroyForcibly());
+    for (LocalCluster.Launched l : alive) {
+      try {
+        l.process().waitFor(EXIT_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
     Set<Integer> toKill = new TreeSet<>();
     launched.forEach((node, pid) -> {
       if (LocalCluster.isNodeProcess(pid, cluster.nodeDir(node))) {
