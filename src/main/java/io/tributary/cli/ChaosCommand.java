@@ -51,9 +51,14 @@ import picocli.CommandLine.Spec;
           + " Duplicated: one record at two offsets. Reordered: in one partition, one producer's higher sequence at a"
           + " lower offset. Also checked (details on stderr): one value per offset, acknowledged offsets kept, the"
           + " consumer's offsets dense and never going back.",
-      "Exit 0 only if N > 0, every count is 0 and the final read reached the end; 1 otherwise (or if the cluster"
-          + " could not be run); 2 usage error.",
-      "Node logs: D/node-I/logs/tributary.log and D/node-I/server.out."
+      "A node that does not come back is started again up to 3 times (each failure's reason on stderr); then the run"
+          + " is cut short: producers stopped, the final read made with the nodes that are up, every node stopped,"
+          + " the result line printed, and `chaos: the run was cut short ...` on stderr. The summary on stderr gives"
+          + " the longest stall: the longest time without an acknowledgement while producing.",
+      "Exit 0 only if N > 0, every count is 0, the final read reached the end and the run was not cut short; 1"
+          + " otherwise (or if the cluster could not be run); 2 usage error.",
+      "Node logs: D/node-I/logs/tributary.log and D/node-I/server.out (with a `=== tributary cluster:` line giving"
+          + " the exit status of a start that ended before the node was ready)."
     })
 final class ChaosCommand implements Callable<Integer> {
   private static final String TOPIC = "chaos";

@@ -156,7 +156,7 @@ public final class LocalClusterDriver implements AutoCloseable {
     try {
       for (int n : nodesToStart) {
         checkNode(n);
-        if (cluster.isRunning(n)) {
+        if (isRunning(n)) {
           throw new CliException("Node " + n + " is running already (pid " + cluster.pid(n).getAsLong() + ")");
         }
         awaitPortFree(n);
@@ -222,7 +222,7 @@ public final class LocalClusterDriver implements AutoCloseable {
   public void killAll(Collection<Integer> nodesToKill) {
     for (int n : nodesToKill) {
       checkNode(n);
-      if (!cluster.isRunning(n)) {
+      if (!isRunning(n)) {
         throw new CliException("Node " + n + " is not running");
       }
     }
