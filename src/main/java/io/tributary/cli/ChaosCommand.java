@@ -3,6 +3,7 @@ package io.tributary.cli;
 import io.tributary.cli.chaos.ChaosConsumer;
 import io.tributary.cli.chaos.ChaosProducer;
 import io.tributary.cli.chaos.Ledger;
+import io.tributary.cli.chaos.StallMeter;
 import io.tributary.client.Admin;
 import io.tributary.client.TributaryClient;
 import io.tributary.protocol.PartitionDescription;
@@ -50,9 +51,14 @@ import picocli.CommandLine.Spec;
           + " Duplicated: one record at two offsets. Reordered: in one partition, one producer's higher sequence at a"
           + " lower offset. Also checked (details on stderr): one value per offset, acknowledged offsets kept, the"
           + " consumer's offsets dense and never going back.",
-      "Exit 0 only if N > 0, every count is 0 and the final read reached the end; 1 otherwise (or if the cluster"
-          + " could not be run); 2 usage error.",
-      "Node logs: D/node-I/logs/tributary.log and D/node-I/server.out."
+      "A node that does not come back is started again up to 3 times (each failure's reason on stderr); then the run"
+          + " is cut short: producers stopped, the final read made with the nodes that are up, every node stopped,"
+          + " the result line printed, and `chaos: the run was cut short ...` on stderr. The summary on stderr gives"
+          + " the longest stall: the longest time without an acknowledgement while producing.",
+      "Exit 0 only if N > 0, every count is 0, the final read reached the end and the run was not cut short; 1"
+          + " otherwise (or if the cluster could not be run); 2 usage error.",
+      "Node logs: D/node-I/logs/tributary.log and D/node-I/server.out (with a `=== tributary cluster:` line giving"
+          + " the exit status of a start that ended before the node was ready)."
     })
 final class ChaosCommand implements Callable<Integer> {
   private static final String TOPIC = "chaos";
@@ -61,6 +67,8 @@ final class ChaosCommand implements Callable<Integer> {
   private static final Duration TOPIC_READY_TIMEOUT = Duration.ofMinutes(2);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
+  /** Starts of a node that does not come back before the run is cut short. */
+  static final int START_ATTEMPTS = 3;
 
   @Option(names = "--nodes", defaultValue = "3", paramLabel = "N", description = "Nodes (2..16). Default: ${DEFAULT-VALUE}.")
   int nodes;
@@ -147,6 +155,12 @@ final class ChaosCommand implements Callable<Integer> {
   private int unexpectedExits;
   /** Whether the final read reached the end offsets (else the run is not verified, and fails). */
   private boolean finalReadComplete;
+  /** Kills so far. */
+  private int kills;
+  /** Why the run ended before its duration (a node did not come back, the cluster did not start), or null. */
+  private String cutShort;
+  /** When (nanoseconds since the start) it was cut short. */
+  private long cutShortAt;
 
   @Override
   public Integer call() {
@@ -182,48 +196,64 @@ final class ChaosCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(abandon);
     TributaryClient client = null;
     try {
-      cluster.startAll(START_TIMEOUT);
-      progress("cluster up: bootstrap " + cluster.bootstrap());
-      client = TributaryClient.connect(cluster.bootstrap(), Map.of());
-      createTopic(client, rf, minIsr);
+      try {
+        cluster.startAll(START_TIMEOUT);
+        progress("cluster up: bootstrap " + cluster.bootstrap());
+        client = TributaryClient.connect(cluster.bootstrap(), Map.of());
+        createTopic(client, rf, minIsr);
 
-      consumer = new ChaosConsumer(client, TOPIC, partitions, ledger, "consumer");
-      consumer.start();
-      for (int i = 0; i < producers; i++) {
-        ChaosProducer p = new ChaosProducer(client, TOPIC, i, ledger,
-            Map.of("acks", "all", "enable.idempotence", "true"), rate, 1000);
-        senders.add(p);
-        p.start();
+        consumer = new ChaosConsumer(client, TOPIC, partitions, ledger, "consumer");
+        consumer.start();
+        ledger.stalls().start();
+        for (int i = 0; i < producers; i++) {
+          ChaosProducer p = new ChaosProducer(client, TOPIC, i, ledger,
+              Map.of("acks", "all", "enable.idempotence", "true"), rate, 1000);
+          senders.add(p);
+          p.start();
+        }
+        ChaosConsumer c = consumer;
+        ticker.scheduleAtFixedRate(() -> progress(ledger.progress() + ", unread acknowledged "
+                + ledger.unreadAcknowledged() + "; nodes up " + cluster.runningNodes()
+                + stallNote(ledger.stalls())
+                + (c.errors().isEmpty() ? "" : "; consumer errors " + c.errors())),
+            PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+
+        chaos(cluster, random);
+      } catch (RuntimeException e) {
+        // the cluster could not be run as planned (a node did not come back, ...): end the run here, but stop the
+        // producers, verify what was acknowledged so far with the nodes that are up, and print the result line
+        cutShortAt = System.nanoTime() - t0;
+        cutShort = ClusterCommand.firstLine(Main.message(e));
+        progress("the run is cut short: " + Main.message(e));
       }
-      ChaosConsumer c = consumer;
-      ticker.scheduleAtFixedRate(() -> progress(ledger.progress() + ", unread acknowledged "
-              + ledger.unreadAcknowledged() + "; nodes up " + cluster.runningNodes()
-              + (c.errors().isEmpty() ? "" : "; consumer errors " + c.errors())),
-          PROGRESS_EVERY.toMillis(), PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS);
-
-      int kills = chaos(cluster, random);
 
       senders.forEach(ChaosProducer::stopSending);
-      progress("producers stopped after " + kills + " kills"
-          + (unexpectedExits == 0 ? "" : " (and " + unexpectedExits + " nodes found down that chaos had not killed)")
-          + "; waiting for the answers of " + senders.stream()
-          .mapToLong(ChaosProducer::unanswered).sum() + " sends");
-      long answersDue = System.nanoTime() + finalReadTimeout.toNanos();
-      for (ChaosProducer p : senders) {
-        if (!p.awaitAnswers(Duration.ofNanos(Math.max(0, answersDue - System.nanoTime())))) {
-          progress("producer " + p.id() + ": " + p.unanswered() + " sends still unanswered after "
-              + finalReadTimeout.toSeconds() + " s (they count as not acknowledged)");
+      ledger.stalls().stop();
+      if (!senders.isEmpty()) {
+        progress("producers stopped after " + kills + " kills"
+            + (unexpectedExits == 0 ? "" : " (and " + unexpectedExits + " nodes found down that chaos had not killed)")
+            + "; nodes up " + cluster.runningNodes() + "; waiting for the answers of " + senders.stream()
+            .mapToLong(ChaosProducer::unanswered).sum() + " sends");
+        long answersDue = System.nanoTime() + finalReadTimeout.toNanos();
+        for (ChaosProducer p : senders) {
+          if (!p.awaitAnswers(Duration.ofNanos(Math.max(0, answersDue - System.nanoTime())))) {
+            progress("producer " + p.id() + ": " + p.unanswered() + " sends still unanswered after "
+                + finalReadTimeout.toSeconds() + " s (they count as not acknowledged)");
+          }
         }
       }
-      awaitCondition(ledger::allAcknowledgedRead, finalReadTimeout);
-      progress("consumer: " + (ledger.allAcknowledgedRead() ? "read everything acknowledged"
-          : ledger.unreadAcknowledged() + " acknowledged records still unread after " + finalReadTimeout.toSeconds()
-              + " s"));
-      consumer.close();
-      String missing = ChaosConsumer.readAll(client, TOPIC, partitions, ledger.reader("final read"),
-          finalReadTimeout);
-      progress("final read from the beginning: " + (missing == null ? "complete" : missing));
-      finalReadComplete = missing == null;
+      if (consumer != null) {
+        awaitCondition(ledger::allAcknowledgedRead, finalReadTimeout);
+        progress("consumer: " + (ledger.allAcknowledgedRead() ? "read everything acknowledged"
+            : ledger.unreadAcknowledged() + " acknowledged records still unread after " + finalReadTimeout.toSeconds()
+                + " s"));
+        consumer.close();
+        String missing = ChaosConsumer.readAll(client, TOPIC, partitions, ledger.reader("final read"),
+            finalReadTimeout);
+        progress("final read from the beginning (nodes up " + cluster.runningNodes() + "): "
+            + (missing == null ? "complete" : missing));
+        finalReadComplete = missing == null;
+      }
     } finally {
       ticker.shutdownNow();
       senders.forEach(ChaosProducer::close);
@@ -240,6 +270,12 @@ final class ChaosCommand implements Callable<Integer> {
     }
     Ledger.Result result = ledger.result();
     err.println(result.details());
+    StallMeter.Stall stall = ledger.stalls().longest();
+    if (stall != null) {
+      err.println(String.format("longest stall: %.1f s without an acknowledgement (%.1f s .. %.1f s of the run%s)",
+          stall.seconds(), (stall.fromNanos() - t0) / 1e9, (stall.toNanos() - t0) / 1e9,
+          stall.ongoing() ? ", until the producers stopped" : ""));
+    }
     err.println("node logs: " + dir.resolve("node-I").resolve("logs").resolve("tributary.log"));
     err.flush();
     out.println(result.line());
@@ -248,19 +284,34 @@ final class ChaosCommand implements Callable<Integer> {
       err.println("the final read from the beginning did not complete: the run is not verified");
       err.flush();
     }
+    if (cutShort != null) {
+      err.println("chaos: the run was cut short after " + kills + " kills (" + String.format("%.1f", cutShortAt / 1e9)
+          + " s): " + cutShort);
+      err.flush();
+      return Main.EXIT_FAILURE;
+    }
     return result.ok() && finalReadComplete ? Main.EXIT_OK : Main.EXIT_FAILURE;
   }
 
-  /** Kills and restarts nodes until the duration is over. @return the number of kills */
-  private int chaos(LocalClusterDriver cluster, Random random) {
+  /** {@code ; no acknowledgement for N s} while the producers have waited more than 2 s for one. */
+  private static String stallNote(StallMeter stalls) {
+    long since = stalls.sinceLastNanos();
+    return since < TimeUnit.SECONDS.toNanos(2) ? "" : String.format("; no acknowledgement for %.1f s", since / 1e9);
+  }
+
+  /**
+   * Kills and restarts nodes until the duration is over, counting {@link #kills}.
+   *
+   * @throws CliException if a node cannot be killed, or does not come back after {@value #START_ATTEMPTS} starts
+   */
+  private void chaos(LocalClusterDriver cluster, Random random) {
     long start = System.nanoTime();
     long end = start + duration.toNanos();
     long nextKill = start + killEvery.toNanos();
-    int kills = 0;
     while (true) {
       long now = System.nanoTime();
       if (now >= end) {
-        return kills;
+        return;
       }
       if (now < nextKill) {
         // the schedule of the test itself: the next kill is due at a time, not on an event
@@ -272,8 +323,8 @@ final class ChaosCommand implements Callable<Integer> {
           // not one of ours: e.g. downed by the Split Brain Resolver. Never two nodes down at once: start it first.
           progress("node " + n + " is down although chaos did not kill it (see " + cluster.logFile(n)
               + "); starting it again");
-          cluster.restart(n, START_TIMEOUT);
           unexpectedExits++;
+          bringBack(cluster, n);
         }
       }
       int victim = 1 + random.nextInt(nodes);
@@ -281,10 +332,35 @@ final class ChaosCommand implements Callable<Integer> {
       cluster.kill(victim);
       kills++;
       progress("kill " + kills + ": SIGKILLed node " + victim + " (" + cluster.hostPort(victim) + ")");
-      cluster.restart(victim, START_TIMEOUT);
+      bringBack(cluster, victim);
       progress("node " + victim + " Up again " + String.format("%.1f", (System.nanoTime() - killedAt) / 1e9)
           + " s after the kill");
       nextKill = killedAt + killEvery.toNanos();
+    }
+  }
+
+  /**
+   * Starts node {@code node} again, up to {@value #START_ATTEMPTS} times, each failure's reason on stderr.
+   *
+   * @throws CliException with the last reason if it does not come back
+   */
+  private void bringBack(LocalClusterDriver cluster, int node) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        cluster.restart(node, START_TIMEOUT);
+        if (attempt > 1) {
+          progress("node " + node + " started at attempt " + attempt);
+        }
+        return;
+      } catch (CliException e) {
+        String reason = ClusterCommand.firstLine(Main.message(e));
+        progress("node " + node + " did not come back (attempt " + attempt + " of " + START_ATTEMPTS + "): "
+            + reason + " (" + cluster.outFile(node) + ")");
+        if (attempt >= START_ATTEMPTS) {
+          throw new CliException("node " + node + " did not come back after " + START_ATTEMPTS + " starts; the last"
+              + " failure: " + Main.message(e), e);
+        }
+      }
     }
   }
 

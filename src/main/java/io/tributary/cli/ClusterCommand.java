@@ -112,6 +112,15 @@ final class ClusterCommand implements Runnable {
     }
   }
 
+  /** The first line of a (multi-line) message. */
+  static String firstLine(String message) {
+    if (message == null) {
+      return "";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+
   /** Removes a shutdown hook unless the JVM is already shutting down (then it runs, which is what we want). */
   static void removeHook(Thread hook) {
     try {
@@ -205,9 +214,8 @@ final class ClusterCommand implements Runnable {
         }
         cluster.awaitReady(launched, Duration.ofSeconds(timeoutSeconds), out);
       } catch (RuntimeException e) {
-        Set<Integer> started = launched.stream().map(LocalCluster.Launched::node)
-            .collect(Collectors.toCollection(TreeSet::new));
-        cluster.stop(started, Duration.ofSeconds(30));
+        cluster.stopLaunched(launched, "the cluster start failed: " + firstLine(Main.message(e)),
+            Duration.ofSeconds(30));
         throw new CliException(Main.message(e) + "\n(the nodes this command started were stopped)", e);
       } finally {
         removeHook(abandon);
@@ -567,7 +575,8 @@ final class ClusterCommand implements Runnable {
       try {
         cluster.awaitReady(List.of(launched), Duration.ofSeconds(timeoutSeconds), out);
       } catch (RuntimeException e) {
-        cluster.stop(Set.of(node), Duration.ofSeconds(30));
+        cluster.stopLaunched(List.of(launched), "the restart failed: " + firstLine(Main.message(e)),
+            Duration.ofSeconds(30));
         throw new CliException(Main.message(e) + "\n(node " + node + " was stopped again)", e);
       } finally {
         removeHook(abandon);

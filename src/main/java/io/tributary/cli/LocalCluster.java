@@ -234,12 +234,43 @@ final class LocalCluster {
 
   /**
    * A node process that was just launched: where its output of this start begins, and its {@link Process} (this JVM
-   * is its parent, so whether it still runs is known exactly, without reading its command line).
+   * is its parent, so whether it still runs and how it ended are known for sure, without reading {@code /proc}).
    */
   record Launched(int node, long pid, long outOffset, long startedMillis, Process process) {
-    /** Whether the launched process has exited. */
-    boolean exited() {
-      return !process.isAlive();
+    /** Whether the process still runs. */
+    boolean alive() {
+      return process.isAlive();
+    }
+
+    /** How it ended ({@code exit code 1}, {@code killed by SIGKILL}, ...), or {@code still running}. */
+    String exitStatus() {
+      return process.isAlive() ? "still running" : describeExit(process.exitValue());
+    }
+  }
+
+  /** An exit code as a person reads it: {@code 128 + N} is how a process killed by signal N ends. */
+  static String describeExit(int code) {
+    return switch (code) {
+      case 137 -> "killed by SIGKILL (exit code 137)";
+      case 143 -> "ended by SIGTERM (exit code 143)";
+      case 130 -> "ended by SIGINT (exit code 130)";
+      case 134 -> "aborted, SIGABRT (exit code 134)";
+      default -> code > 128 && code < 160 ? "killed by signal " + (code - 128) + " (exit code " + code + ")"
+          : "exit code " + code;
+    };
+  }
+
+  /**
+   * Appends a line of this tool's own to node {@code node}'s {@code server.out} ({@code === tributary cluster: ...}),
+   * so that its output says why a start ended even when the process itself could print nothing (e.g. it was killed).
+   */
+  void note(int node, String line) {
+    try {
+      Files.createDirectories(nodeDir(node));
+      Files.writeString(outFile(node), "=== tributary cluster: " + line + " at " + Instant.now() + "\n",
+          StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      // the note is for people; the caller reports the same on its own output
     }
   }
 
@@ -321,17 +352,46 @@ final class LocalCluster {
         && Path.of(args.get(dd + 1)).toAbsolutePath().normalize().equals(nodeDir.toAbsolutePath().normalize());
   }
 
+  /** How long a live process's {@code /proc/PID/cmdline} may read empty while it execs its program. */
+  private static final Duration EXEC_WINDOW = Duration.ofSeconds(2);
+
   /**
    * The arguments of a live process ({@code /proc/PID/cmdline}; elsewhere what the JDK reports), or null if it does
    * not exist, is a zombie, or cannot be read.
+   *
+   * <p>An empty {@code cmdline} means a zombie or a kernel thread, but also a live process in the middle of
+   * {@code execve} (the new image's arguments are not set up yet): a node just launched as {@code setsid java ...} is
+   * in that state for a moment when {@code setsid} execs {@code java}. So an empty one of a process that is not a
+   * zombie ({@code /proc/PID/stat}) is read again until it has arguments, for at most {@link #EXEC_WINDOW}; and as a
+   * read during the exec may also return a part of the new arguments (e.g. just {@code /}), the arguments are those of
+   * two reads in a row that agree.
    */
   static List<String> commandLine(long pid) {
     Path proc = Path.of("/proc", Long.toString(pid), "cmdline");
     if (Files.isDirectory(Path.of("/proc", "self"))) {
       try {
         byte[] raw = Files.readAllBytes(proc);
-        if (raw.length == 0) {
-          return null; // a zombie (or a kernel thread)
+        long deadline = System.nanoTime() + EXEC_WINDOW.toNanos();
+        while (true) {
+          if (raw.length == 0 && !isLiveUserProcess(pid)) {
+            return null; // a zombie (or a kernel thread, or gone)
+          }
+          // a second read that agrees: not a half-built argument list of an exec in progress (seen as "/")
+          byte[] again = Files.readAllBytes(proc);
+          if (raw.length > 0 && Arrays.equals(raw, again)) {
+            break;
+          }
+          if (System.nanoTime() > deadline) {
+            if (again.length == 0) {
+              return null;
+            }
+            raw = again;
+            break;
+          }
+          if (again.length == 0 || !Arrays.equals(raw, again)) {
+            sleep(1); // a deadline-bounded poll: the exec completes within microseconds to milliseconds
+          }
+          raw = again;
         }
         String s = new String(raw, StandardCharsets.UTF_8);
         if (s.endsWith("\0")) {
@@ -354,6 +414,26 @@ final class LocalCluster {
     args.add(info.command().get());
     args.addAll(Arrays.asList(info.arguments().get()));
     return args;
+  }
+
+  /**
+   * Whether {@code /proc/PID/stat} names a process that is neither a zombie nor dead and not a kernel thread (whose
+   * {@code cmdline} is always empty: their parent is kthreadd, pid 2, or they are it).
+   */
+  private static boolean isLiveUserProcess(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.UTF_8);
+      int close = stat.lastIndexOf(')'); // "PID (COMM) STATE PPID ...", COMM may contain anything
+      if (close < 0 || close + 2 >= stat.length()) {
+        return false;
+      }
+      String[] rest = stat.substring(close + 2).split(" ");
+      char state = rest[0].isEmpty() ? 'X' : rest[0].charAt(0);
+      boolean kernelThread = pid == 2 || (rest.length > 1 && "2".equals(rest[1]));
+      return state != 'Z' && state != 'X' && state != 'x' && !kernelThread;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** Sends SIGTERM ({@code graceful}) or SIGKILL to node {@code node}, if it runs. @return whether it ran */
@@ -442,6 +522,25 @@ final class LocalCluster {
     }
   }
 
+  /** The last non-blank line node {@code node} printed from {@code offset} on (not this tool's notes), or null. */
+  String lastOutputLine(int node, long offset) {
+    try {
+      byte[] all = Files.readAllBytes(outFile(node));
+      if (all.length <= offset) {
+        return null;
+      }
+      String[] lines = new String(all, (int) offset, all.length - (int) offset, StandardCharsets.UTF_8).split("\n");
+      for (int i = lines.length - 1; i >= 0; i--) {
+        if (!lines[i].isBlank() && !lines[i].startsWith("=== tributary cluster: ")) {
+          return lines[i].strip();
+        }
+      }
+      return null;
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
   /** The last {@code lines} lines of node {@code node}'s output, for error messages. */
   String outTail(int node, int lines) {
     try {
@@ -521,12 +620,15 @@ final class LocalCluster {
     List<String> problems = List.of();
     while (true) {
       for (Launched l : launched) {
-        // the Process, not the command line: /proc/PID/cmdline can read empty (or torn) while setsid execs java,
-        // which made a node that was starting look as if it had exited
-        if (l.exited()) {
+        if (!l.alive()) {
+          String status = l.exitStatus();
+          note(l.node(), "node " + l.node() + " (pid " + l.pid() + ") ended before it was ready: " + status);
+          String said = lastOutputLine(l.node(), l.outOffset());
           throw new CliException("Node " + l.node() + " (pid " + l.pid() + ", " + hostPort(l.node())
-              + ") exited (code " + l.process().exitValue() + ") before it was ready. Its output (" + outFile(l.node()) + "):\n" + outTail(l.node(), 30)
-              + "\nIts log: " + logFile(l.node()));
+              + ") exited before it was ready: " + status
+              + (said == null ? ", printing nothing" : "; its last line: " + said)
+              + "\nIts output (" + outFile(l.node()) + "):\n" + outTail(l.node(), 30) + "\nIts log: "
+              + logFile(l.node()));
         }
       }
       for (var it = pending.values().iterator(); it.hasNext(); ) {
@@ -554,6 +656,8 @@ final class LocalCluster {
         } else {
           msg.append("the cluster did not converge: ").append(String.join("; ", problems));
         }
+        pending.values().forEach(l -> note(l.node(), "node " + l.node() + " (pid " + l.pid() + ") not ready within "
+            + timeout.toSeconds() + " s"));
         throw new CliException(msg.toString());
       }
       sleep(250);
@@ -588,6 +692,58 @@ final class LocalCluster {
       }
     }
     return result;
+  }
+
+  /**
+   * Stops processes this JVM launched (e.g. those of a start that failed), through their {@link Process} handles, not
+   * their pid files: SIGTERM, up to {@code timeout}, then SIGKILL, and waits until they are gone (at most 30 s more).
+   * Notes in each one's {@code server.out} why it was stopped and how it ended; removes the pid files of those gone.
+   *
+   * @return those still running after all that (normally none)
+   */
+  Set<Integer> stopLaunched(List<Launched> launched, String reason, Duration timeout) {
+    List<Launched> alive = launched.stream().filter(Launched::alive).toList();
+    for (Launched l : alive) {
+      note(l.node(), "stopping node " + l.node() + " (pid " + l.pid() + "): " + reason);
+      l.process().destroy();
+    }
+    awaitProcesses(alive, timeout);
+    for (Launched l : alive) {
+      if (l.alive()) {
+        l.process().destroyForcibly();
+      }
+    }
+    awaitProcesses(alive, Duration.ofSeconds(30));
+    Set<Integer> stuck = new TreeSet<>();
+    for (Launched l : launched) {
+      if (l.alive()) {
+        stuck.add(l.node());
+      } else {
+        if (alive.contains(l)) {
+          note(l.node(), "node " + l.node() + " (pid " + l.pid() + ") stopped: " + l.exitStatus());
+        }
+        if (pid(l.node()).orElse(-1) == l.pid()) {
+          deletePidFile(l.node());
+        }
+      }
+    }
+    return stuck;
+  }
+
+  private static void awaitProcesses(List<Launched> launched, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Launched l : launched) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      try {
+        l.process().waitFor(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CliException("Interrupted");
+      }
+    }
   }
 
   static void sleep(long millis) {

@@ -35,8 +35,8 @@ public final class LocalClusterDriver implements AutoCloseable {
   private final PrintWriter progress;
   /** node → pid of the process this driver launched last for it. */
   private final Map<Integer, Long> launched = new ConcurrentHashMap<>();
-  /** node → the process this driver launched last for it (this JVM is its parent: its liveness is exact). */
-  private final Map<Integer, Process> processes = new ConcurrentHashMap<>();
+  /** Every process this driver launched (this JVM is their parent): {@link #close()} makes sure none is left. */
+  private final List<LocalCluster.Launched> processes = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private LocalClusterDriver(LocalCluster cluster, PrintWriter progress) {
     this.cluster = cluster;
@@ -91,18 +91,23 @@ public final class LocalClusterDriver implements AutoCloseable {
     return address == null ? 0 : cluster.nodeOf(TopicsCommand.node(address));
   }
 
+  /** Node {@code node}'s stdout and stderr (appended at every start, with this tool's own notes). */
+  public Path outFile(int node) {
+    return cluster.outFile(node);
+  }
+
   /** Node {@code node}'s broker log (INFO and above). */
   public Path logFile(int node) {
     return cluster.logFile(node);
   }
 
   /**
-   * Whether node {@code node}'s broker process runs: the process this driver launched for it is alive, or its pid
-   * file names a live broker of its directory (one started by someone else).
+   * Whether node {@code node}'s broker process runs: for a process this driver launched, what its {@link Process}
+   * says (exact, even while it is still exec'ing); else the pid file and {@code /proc}.
    */
   public boolean isRunning(int node) {
-    Process p = processes.get(node);
-    return (p != null && p.isAlive()) || cluster.isRunning(node);
+    LocalCluster.Launched own = current(node);
+    return own != null ? own.alive() : cluster.isRunning(node);
   }
 
   /** The nodes whose broker processes run. */
@@ -147,55 +152,39 @@ public final class LocalClusterDriver implements AutoCloseable {
    *     within {@code timeout}; the nodes launched by this call are then stopped again
    */
   public synchronized void start(Collection<Integer> nodesToStart, Duration timeout) {
-    for (int n : nodesToStart) {
-      checkNode(n);
-      Process own = processes.get(n);
-      if (!cluster.isRunning(n) && own != null && own.isAlive()) {
-        // stopped or killed a moment ago: gone from /proc already, not yet reaped by this JVM
-        awaitGone(own, System.nanoTime() + EXIT_BOUND.toNanos());
-      }
-      if (isRunning(n)) {
-        throw new CliException("Node " + n + " is running already (pid "
-            + pid(n).orElse(cluster.pid(n).orElse(-1)) + ")");
-      }
-    }
     List<LocalCluster.Launched> started = new ArrayList<>();
     try {
-      for (int n : new TreeSet<>(nodesToStart)) {
+      for (int n : nodesToStart) {
+        checkNode(n);
+        LocalCluster.Launched own = current(n);
+        if (own != null && own.alive() && !cluster.isRunning(n)) {
+          // stopped or killed a moment ago: gone from /proc already, not yet reaped by this JVM
+          try {
+            own.process().waitFor(EXIT_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new CliException("Interrupted while waiting for node " + n + " to exit");
+          }
+        }
+        if (isRunning(n)) {
+          throw new CliException("Node " + n + " is running already (pid " + cluster.pid(n).getAsLong() + ")");
+        }
         awaitPortFree(n);
         LocalCluster.Launched l = cluster.launch(n);
         launched.put(n, l.pid());
-        processes.put(n, l.process());
+        processes.add(l);
         started.add(l);
       }
       cluster.awaitReady(started, timeout, progress);
     } catch (RuntimeException e) {
-      // nothing this call launched may outlive it: a later start of the same node would race with it
-      stopLaunched(started);
-      throw e;
-    }
-  }
-
-  /** SIGTERMs the given launched processes, SIGKILLs those still there after {@link #EXIT_BOUND}, waits until gone. */
-  private static void stopLaunched(List<LocalCluster.Launched> started) {
-    started.forEach(l -> l.process().destroy());
-    long deadline = System.nanoTime() + EXIT_BOUND.toNanos();
-    for (LocalCluster.Launched l : started) {
-      awaitGone(l.process(), deadline);
-    }
-    for (LocalCluster.Launched l : started) {
-      if (l.process().isAlive()) {
-        l.process().destroyForcibly();
-        awaitGone(l.process(), System.nanoTime() + EXIT_BOUND.toNanos());
+      // through the Process handles: a process that is still exec'ing, or one whose pid file was rewritten, is
+      // stopped all the same
+      Set<Integer> stuck = cluster.stopLaunched(started, "its start failed: " + ClusterCommand.firstLine(
+          Main.message(e)), EXIT_BOUND);
+      if (!stuck.isEmpty()) {
+        e.addSuppressed(new CliException("Node(s) " + stuck + " still run after SIGTERM and SIGKILL"));
       }
-    }
-  }
-
-  private static void awaitGone(Process p, long deadlineNanos) {
-    try {
-      p.waitFor(Math.max(0, deadlineNanos - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      throw e;
     }
   }
 
@@ -243,12 +232,29 @@ public final class LocalClusterDriver implements AutoCloseable {
   public void killAll(Collection<Integer> nodesToKill) {
     for (int n : nodesToKill) {
       checkNode(n);
-      if (!cluster.isRunning(n)) {
+      if (!isRunning(n)) {
         throw new CliException("Node " + n + " is not running");
       }
     }
     for (int n : nodesToKill) {
-      cluster.signal(n, false);
+      LocalCluster.Launched own = current(n);
+      if (own != null) {
+        own.process().destroyForcibly();
+      } else {
+        cluster.signal(n, false);
+      }
+    }
+    for (int n : nodesToKill) {
+      LocalCluster.Launched own = current(n);
+      if (own != null) {
+        try {
+          // the kernel has released its locks and sockets once the parent (this JVM) sees it ended
+          own.process().waitFor(EXIT_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CliException("Interrupted");
+        }
+      }
     }
     Set<Integer> left = cluster.awaitExit(new TreeSet<>(nodesToKill), EXIT_BOUND);
     if (!left.isEmpty()) {
@@ -339,10 +345,33 @@ public final class LocalClusterDriver implements AutoCloseable {
     }
   }
 
+  /** The process this driver launched last for node {@code node}, if it is the one its pid file names. */
+  private LocalCluster.Launched current(int node) {
+    Long pid = launched.get(node);
+    if (pid == null || cluster.pid(node).orElse(-1) != pid) {
+      return null;
+    }
+    for (LocalCluster.Launched l : processes) {
+      if (l.pid() == pid && l.node() == node) {
+        return l;
+      }
+    }
+    return null;
+  }
+
   /** SIGKILLs every process this driver launched that still runs, and waits for them to go. Idempotent. */
   @Override
   public void close() {
-    processes.values().forEach(Process::destroyForcibly);
+    List<LocalCluster.Launched> alive = processes.stream().filter(LocalCluster.Launched::alive).toList();
+    alive.forEach(l -> l.process().destroyForcibly());
+    for (LocalCluster.Launched l : alive) {
+      try {
+        l.process().waitFor(EXIT_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
     Set<Integer> toKill = new TreeSet<>();
     launched.forEach((node, pid) -> {
       if (LocalCluster.isNodeProcess(pid, cluster.nodeDir(node))) {

@@ -191,6 +191,98 @@ class ClusterCommandTest {
   }
 
   @Test
+  void aProcessJustLaunchedThroughSetsidIsSeenRunningEvenWhileItExecs() throws Exception {
+    // setsid execs its program right after start() returns; during that execve /proc/PID/cmdline reads empty (or a
+    // part of the new arguments, "/") for a moment, which once made a node restarted by chaos look as if it had
+    // exited (and the tool then killed it). Every read must give the old or the new command line.
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setsid"))
+        && Files.isExecutable(Path.of("/bin/sleep")) && Files.isDirectory(Path.of("/proc/self")),
+        "needs setsid, sleep and /proc");
+    for (int i = 0; i < 100; i++) {
+      Process p = new ProcessBuilder("/usr/bin/setsid", "/bin/sleep", "30").start();
+      try {
+        for (int read = 0; ; read++) {
+          List<String> args = LocalCluster.commandLine(p.pid());
+          assertTrue(args != null && (args.equals(List.of("/usr/bin/setsid", "/bin/sleep", "30"))
+              || args.equals(List.of("/bin/sleep", "30"))), "launch " + i + ", read " + read + ": " + args);
+          if (args.get(0).equals("/bin/sleep")) {
+            break;
+          }
+          assertTrue(read < 100_000, "setsid never exec'd sleep");
+        }
+      } finally {
+        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void aProcessThatEndedHasNoCommandLine() throws Exception {
+    Process p = new ProcessBuilder("true").start();
+    assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+    assertNull(LocalCluster.commandLine(p.pid()));
+  }
+
+  @Test
+  void aNodeThatDiesBeforeItIsReadySaysHowInItsOutput() throws Exception {
+    LocalCluster c = new LocalCluster(tmp.resolve("cd"), 1, 9092, null, List.of());
+    Files.createDirectories(c.nodeDir(1));
+    Files.writeString(c.outFile(1), "=== tributary cluster: starting node 1\n");
+    long offset = Files.size(c.outFile(1));
+    // a process that prints nothing and is killed, as a JVM killed before its first line
+    fake = new ProcessBuilder("sh", "-c", "kill -9 $$").start();
+    LocalCluster.Launched l = new LocalCluster.Launched(1, fake.pid(), offset, System.currentTimeMillis(), fake);
+    java.io.StringWriter sw = new java.io.StringWriter();
+    CliException e = assertThrows(CliException.class,
+        () -> c.awaitReady(List.of(l), java.time.Duration.ofSeconds(30), new java.io.PrintWriter(sw)));
+    assertTrue(e.getMessage().contains("exited before it was ready: killed by SIGKILL (exit code 137), printing"
+        + " nothing"), e.getMessage());
+    String out = Files.readString(c.outFile(1));
+    assertTrue(out.contains("=== tributary cluster: node 1 (pid " + fake.pid() + ") ended before it was ready:"
+        + " killed by SIGKILL"), out);
+  }
+
+  @Test
+  void aNodeThatFailsToStartIsQuotedInTheError() throws Exception {
+    LocalCluster c = new LocalCluster(tmp.resolve("cd"), 1, 9092, null, List.of());
+    Files.createDirectories(c.nodeDir(1));
+    Files.writeString(c.outFile(1), "Error: an earlier start\n");
+    long offset = Files.size(c.outFile(1));
+    fake = new ProcessBuilder("sh", "-c", "echo 'Error: The data directory is in use'; exit 1")
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(c.outFile(1).toFile())).redirectErrorStream(true).start();
+    LocalCluster.Launched l = new LocalCluster.Launched(1, fake.pid(), offset, System.currentTimeMillis(), fake);
+    CliException e = assertThrows(CliException.class, () -> c.awaitReady(List.of(l), java.time.Duration.ofSeconds(30),
+        new java.io.PrintWriter(new java.io.StringWriter())));
+    assertTrue(e.getMessage().startsWith("Node 1 (pid " + fake.pid() + ", 127.0.0.1:9092) exited before it was ready:"
+        + " exit code 1; its last line: Error: The data directory is in use\n"), e.getMessage());
+  }
+
+  @Test
+  void stopLaunchedStopsThroughTheProcessAndNotesWhy() throws Exception {
+    LocalCluster c = new LocalCluster(tmp.resolve("cd"), 1, 9092, null, List.of());
+    Files.createDirectories(c.nodeDir(1));
+    fake = new ProcessBuilder("sleep", "60").start();
+    Files.writeString(c.pidFile(1), fake.pid() + "\n");
+    LocalCluster.Launched l = new LocalCluster.Launched(1, fake.pid(), 0, System.currentTimeMillis(), fake);
+    // not a node's command line: the pid-file path (signal) refuses it, the Process handle does not need it
+    assertFalse(c.signal(1, true));
+    assertEquals(Set.of(), c.stopLaunched(List.of(l), "test", java.time.Duration.ofSeconds(10)));
+    assertFalse(fake.isAlive());
+    assertFalse(Files.exists(c.pidFile(1)), "pid file of the stopped process removed");
+    String out = Files.readString(c.outFile(1));
+    assertTrue(out.contains("stopping node 1 (pid " + fake.pid() + "): test"), out);
+    assertTrue(out.contains("stopped: ended by SIGTERM (exit code 143)"), out);
+  }
+
+  @Test
+  void exitCodesAreDescribed() {
+    assertEquals("killed by SIGKILL (exit code 137)", LocalCluster.describeExit(137));
+    assertEquals("ended by SIGTERM (exit code 143)", LocalCluster.describeExit(143));
+    assertEquals("killed by signal 11 (exit code 139)", LocalCluster.describeExit(139));
+    assertEquals("exit code 1", LocalCluster.describeExit(1));
+  }
+
+  @Test
   void propertiesRoundTrip() {
     Path conf = tmp.resolve("a.conf");
     new LocalCluster(tmp.resolve("cd"), 5, 12000, conf, List.of("-Xmx2g", "-Dx=a b")).save();

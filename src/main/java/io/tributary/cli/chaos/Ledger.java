@@ -61,6 +61,7 @@ public final class Ledger {
     }
   }
 
+  private final StallMeter stalls;
   private long sent;
   private final Map<Long, Position> acked = new HashMap<>();
   private final Map<String, Long> failures = new TreeMap<>();
@@ -111,6 +112,20 @@ public final class Ledger {
     }
   }
 
+  public Ledger() {
+    this(new StallMeter());
+  }
+
+  /** A ledger whose acknowledgements also go to {@code stalls}. */
+  public Ledger(StallMeter stalls) {
+    this.stalls = stalls;
+  }
+
+  /** The times without acknowledgements (start and stop it with the producers). */
+  public StallMeter stalls() {
+    return stalls;
+  }
+
   /** A record was handed to {@code send()}. */
   public synchronized void sent(int producer, long seq) {
     sent++;
@@ -118,6 +133,7 @@ public final class Ledger {
 
   /** Record {@code seq} of {@code producer} was acknowledged at {@code partition}@{@code offset}. */
   public synchronized void acknowledged(int producer, long seq, int partition, long offset) {
+    stalls.acknowledged();
     Position before = acked.put(new Entry(producer, seq).key(), new Position(partition, offset));
     if (before != null) {
       example("record " + value(producer, seq) + " acknowledged twice (" + before + ", " + partition + "@" + offset

@@ -20,6 +20,36 @@ class LedgerTest {
   }
 
   @Test
+  void stallMeterReportsTheLongestTimeWithoutAnAcknowledgement() {
+    long[] now = {1_000};
+    StallMeter m = new StallMeter(() -> now[0]);
+    Ledger ledger = new Ledger(m);
+    assertNull(m.longest(), "nothing before start");
+    ledger.acknowledged(0, 0, 0, 0); // before start: not measured
+    m.start();
+    now[0] += 2_000_000_000L;
+    ledger.acknowledged(0, 1, 0, 1);
+    now[0] += 500_000_000L;
+    ledger.acknowledged(0, 2, 0, 2);
+    now[0] += 7_000_000_000L; // a stall
+    assertEquals(7.0, m.sinceLastNanos() / 1e9, 1e-9);
+    assertEquals(7.0, m.longest().seconds(), 1e-9, "an open stall counts");
+    assertTrue(m.longest().ongoing());
+    ledger.acknowledged(0, 3, 0, 3);
+    StallMeter.Stall s = m.longest();
+    assertEquals(7.0, s.seconds(), 1e-9);
+    assertFalse(s.ongoing());
+    assertEquals(1_000 + 2_500_000_000L, s.fromNanos());
+    now[0] += 9_000_000_000L; // the producers stop while blocked: counts until the stop
+    m.stop();
+    now[0] += 60_000_000_000L; // late answers after the stop do not count
+    ledger.acknowledged(0, 4, 0, 4);
+    assertEquals(9.0, m.longest().seconds(), 1e-9);
+    assertTrue(m.longest().ongoing());
+    assertEquals(0, m.sinceLastNanos());
+  }
+
+  @Test
   void cleanRunIsOk() {
     Ledger ledger = new Ledger();
     for (int s = 0; s < 4; s++) {
