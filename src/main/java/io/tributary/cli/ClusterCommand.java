@@ -38,10 +38,8 @@ import picocli.CommandLine.Spec;
           + " (node I on port P+I-1, data in D/node-I), seed nodes wired, the Split Brain Resolver (keep-majority) on.",
       "Process ids are kept in D/node-I/pid and only those processes are ever signalled.",
       "",
-      "Limitation of this version: partitions are not replicated yet (each lives on the node that leads it), and the"
-          + " topic metadata lives in the controller's journal on the oldest node, node 1. Killing or restarting node 1"
-          + " while the others run moves the controller to a node without that journal: keep node 1 running, or stop"
-          + " and start the whole cluster."
+      "Create topics with --replication-factor 3 to survive a node failure; give clients every node's address."
+          + " With keep-majority, a node left alone (the other two down) shuts itself down; start the others again."
     },
     subcommands = {
       ClusterCommand.Start.class,

@@ -213,6 +213,22 @@ final class LocalCluster {
     return cmd;
   }
 
+  /**
+   * The seed nodes node {@code node} starts with. When other nodes of the cluster run, only they: a node that
+   * restarts must join the running cluster and never form a cluster of its own (Akka lets the first seed node join
+   * itself when the other seeds do not answer in time, which under load split a restarted node 1 off into a second
+   * cluster with its own controller). When none runs, {@link #seedNodes()}, so that node 1 forms the cluster.
+   */
+  List<String> seedNodesFor(int node) {
+    List<String> running = new ArrayList<>();
+    for (int m = 1; m <= nodes; m++) {
+      if (m != node && isRunning(m)) {
+        running.add(hostPort(m));
+      }
+    }
+    return running.isEmpty() ? seedNodes() : running;
+  }
+
   /** The {@code server} arguments of node {@code node}. */
   List<String> serverArguments(int node) {
     List<String> args = new ArrayList<>(List.of(
@@ -221,7 +237,7 @@ final class LocalCluster {
         "--port", Integer.toString(port(node)),
         "--data-dir", nodeDir(node).toString(),
         "--members-file", membersFile(node).toString()));
-    for (String seed : seedNodes()) {
+    for (String seed : seedNodesFor(node)) {
       args.add("--seed-node");
       args.add(seed);
     }

@@ -8,11 +8,8 @@ import akka.actor.typed.javadsl.AskPattern;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.tributary.protocol.AdminRequest;
-import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
-import io.tributary.protocol.ProtocolVersions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -140,7 +137,8 @@ public final class TributaryClient implements AutoCloseable {
   /**
    * Starts a client ActorSystem and connects to the first node of {@code bootstrapServers} that answers.
    *
-   * <p>All nodes of the list are asked at once (a topic listing); the first to answer becomes this client's gateway.
+   * <p>All nodes of the list are asked at once (Akka's Identify to each gateway, answered even while the controller
+   * moves); the first to answer becomes this client's gateway.
    * Blocks up to {@code request.timeout.ms}. The others are kept: when the gateway's node is lost, the client moves
    * to another node of the list (see the class comment).
    *
@@ -547,7 +545,11 @@ public final class TributaryClient implements AutoCloseable {
     return d.toMillis() + " ms";
   }
 
-  /** Asks every node at once; the first answer wins. Returns its index. */
+  /**
+   * Asks every node's gateway at once with Akka's built-in {@link akka.actor.Identify} (answered by the gateway actor
+   * itself, so a node whose controller is moving still counts as reachable); the first that exists wins. Returns its
+   * index.
+   */
   private static int findGateway(
       ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
     CompletableFuture<Integer> first = new CompletableFuture<>();
@@ -555,19 +557,20 @@ public final class TributaryClient implements AutoCloseable {
     for (int i = 0; i < gateways.size(); i++) {
       int index = i;
       ActorRef<ClientRequest> gateway = gateways.get(i);
-      CompletionStage<AdminResponse> answer =
-          AskPattern.ask(
-              gateway,
-              (ActorRef<AdminResponse> replyTo) ->
-                  new AdminRequest.ListTopics(ProtocolVersions.CURRENT, false, replyTo),
-              Duration.ofMillis(Math.max(1, timeoutMs)),
-              system.scheduler());
+      CompletionStage<Object> answer =
+          akka.pattern.Patterns.ask(
+              akka.actor.typed.javadsl.Adapter.toClassic(gateway),
+              new akka.actor.Identify(index),
+              Duration.ofMillis(Math.max(1, timeoutMs)));
       answer.whenComplete(
           (response, failure) -> {
-            if (failure == null) {
+            boolean found = failure == null && response instanceof akka.actor.ActorIdentity id
+                && id.getActorRef().isPresent();
+            if (found) {
               first.complete(index);
             } else if (failures.incrementAndGet() == addresses.size()) {
-              first.completeExceptionally(failure);
+              first.completeExceptionally(failure != null ? failure
+                  : new IllegalStateException("no Tributary gateway at " + addresses.get(index).hostPort()));
             }
           });
     }

@@ -652,6 +652,21 @@ public final class Controller {
           + " is above the broker's max.partitions.per.topic " + settings.maxPartitionsPerTopic()));
       return;
     }
+    Map<String, String> configs = c.configs() == null ? Map.of() : Map.copyOf(c.configs());
+    TopicMetadata existing = topics.get(c.name());
+    if (existing != null) {
+      boolean sameRequest = existing.state() == TopicMetadata.State.CREATING
+          && existing.partitions().size() == partitionCount && existing.configs().equals(configs);
+      if (sameRequest) { // a retry of a creation that did not complete: wait for it again
+        waiting.computeIfAbsent(c.name(), k -> new ArrayList<>()).add(c.replyTo());
+        awaitCreation(existing);
+        return;
+      }
+      c.replyTo().tell(AdminResponse.failed(ErrorCode.TOPIC_ALREADY_EXISTS,
+          existing.state() == TopicMetadata.State.DELETING ? "Topic " + c.name() + " is marked for deletion"
+              : "Topic '" + c.name() + "' already exists."));
+      return;
+    }
     List<String> brokers = liveBrokers(true);
     short rf = c.replicationFactor() == -1 ? settings.defaultReplicationFactor() : c.replicationFactor();
     if (rf <= 0) {
@@ -672,21 +687,6 @@ public final class Controller {
       TopicConfig.create(c.configs(), settings);
     } catch (TopicConfig.InvalidConfigException e) {
       c.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_CONFIG, e.getMessage()));
-      return;
-    }
-    Map<String, String> configs = c.configs() == null ? Map.of() : Map.copyOf(c.configs());
-    TopicMetadata existing = topics.get(c.name());
-    if (existing != null) {
-      boolean sameRequest = existing.state() == TopicMetadata.State.CREATING
-          && existing.partitions().size() == partitionCount && existing.configs().equals(configs);
-      if (sameRequest) { // a retry of a creation that did not complete: wait for it again
-        waiting.computeIfAbsent(c.name(), k -> new ArrayList<>()).add(c.replyTo());
-        awaitCreation(existing);
-        return;
-      }
-      c.replyTo().tell(AdminResponse.failed(ErrorCode.TOPIC_ALREADY_EXISTS,
-          existing.state() == TopicMetadata.State.DELETING ? "Topic " + c.name() + " is marked for deletion"
-              : "Topic '" + c.name() + "' already exists."));
       return;
     }
     int n = brokers.size();

@@ -65,10 +65,17 @@ class ClusterCommandTest {
   }
 
   @Test
-  void helpNamesTheNode1Limitation() {
+  void helpTellsHowToSurviveANodeFailure() {
     Run r = run("cluster", "--help");
-    assertTrue(r.out().contains("node 1"), r.out());
-    assertTrue(r.out().contains("not replicated"), r.out());
+    assertTrue(r.out().contains("--replication-factor 3"), r.out());
+    assertTrue(r.out().contains("keep-majority"), r.out());
+  }
+
+  @Test
+  void withNoNodeRunningEveryNodeStartsFromTheConfiguredSeeds() {
+    LocalCluster c = new LocalCluster(java.nio.file.Path.of(dir()), 3, 9092, null, List.of());
+    assertEquals(c.seedNodes(), c.seedNodesFor(1));
+    assertEquals(c.seedNodes(), c.seedNodesFor(3));
   }
 
   @Test
