@@ -88,7 +88,9 @@ public final class Main implements Runnable {
   private static int handleParameterException(CommandLine.ParameterException ex, String[] args) {
     CommandLine cmd = ex.getCommandLine();
     PrintWriter err = cmd.getErr();
-    err.println("Error: " + ex.getMessage());
+    String message = String.valueOf(ex.getMessage());
+    // picocli's own messages for argument groups already start with "Error: "
+    err.println(message.startsWith("Error: ") ? message : "Error: " + message);
     if (!CommandLine.UnmatchedArgumentException.printSuggestions(ex, err)) {
       err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
     }

@@ -70,6 +70,14 @@ class CommandLineTest {
   }
 
   @Test
+  void aMissingActionIsOneUsageErrorLineWithOnePrefix() {
+    Run r = run("topics", "--bootstrap-server", "127.0.0.1:9092");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: "), r.err());
+    assertFalse(r.err().contains("Error: Error:"), r.err());
+  }
+
+  @Test
   void produceWithoutTopicIsAUsageError() {
     Run r = run("produce", "--bootstrap-server", "127.0.0.1:9092");
     assertEquals(Main.EXIT_USAGE, r.exitCode());
