@@ -12,8 +12,8 @@ import java.util.Map;
  * producer or consumer map is laid over the client's map, so common keys can be given once).
  *
  * <p>Values may be {@link String}s ({@code "5"}, {@code "all"}) or {@link Number}s of an integral type ({@code 5},
- * {@code 5L}); {@code *.ms} keys also take a {@link Duration}. Unknown keys are ignored (so a Kafka properties file can
- * be passed as is). A value of the wrong type or out of range makes the factory throw {@link IllegalArgumentException}
+ * {@code 5L}); {@code *.ms} keys also take a {@link Duration}. Unknown keys are ignored with a logged warning (so a Kafka
+ * properties file can be passed as is; see {@link #unknownKeys}). A value of the wrong type or out of range makes the factory throw {@link IllegalArgumentException}
  * naming the key.
  *
  * <p>This class only holds constants and is thread-safe; its parsing helpers are for the client library itself.
@@ -273,6 +273,46 @@ public final class ClientConfig {
   public static final int DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
 
   private ClientConfig() {}
+
+  /** Every key this class names (its {@code public static final String} constants other than defaults). */
+  private static final java.util.Set<String> KNOWN_KEYS = knownKeys();
+
+  private static java.util.Set<String> knownKeys() {
+    java.util.Set<String> keys = new java.util.TreeSet<>();
+    for (java.lang.reflect.Field f : ClientConfig.class.getFields()) {
+      int m = f.getModifiers();
+      if (f.getType() == String.class && java.lang.reflect.Modifier.isStatic(m)
+          && java.lang.reflect.Modifier.isFinal(m) && !f.getName().startsWith("DEFAULT_")) {
+        try {
+          String v = (String) f.get(null);
+          if (v != null) {
+            keys.add(v);
+          }
+        } catch (IllegalAccessException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    return java.util.Collections.unmodifiableSet(keys);
+  }
+
+  /**
+   * The keys of {@code config} that no setting of the client library uses (misspelled, or Kafka settings this client
+   * has no use for, such as serializer class names), sorted. They are ignored; the client logs a warning for each, as
+   * Kafka's clients do ("supplied but isn't a known config"). Keys under {@code tributary.} and {@code akka.} are the
+   * client ActorSystem's and never reported.
+   */
+  public static java.util.List<String> unknownKeys(Map<String, ?> config) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    if (config != null) {
+      for (String k : new java.util.TreeSet<>(config.keySet())) {
+        if (!KNOWN_KEYS.contains(k) && !k.startsWith("tributary.") && !k.startsWith("akka.")) {
+          out.add(k);
+        }
+      }
+    }
+    return out;
+  }
 
   // ---------------------------------------------------------------------------------------------------------------
   // Parsing helpers (library-internal)

@@ -294,6 +294,7 @@ public final class TributaryClient implements AutoCloseable {
     checkOpen();
     Objects.requireNonNull(keySerializer, "keySerializer");
     Objects.requireNonNull(valueSerializer, "valueSerializer");
+    warnUnknown("producer", config);
     ProducerSettings settings = ProducerSettings.from(ClientConfig.merge(baseConfig, config));
     TributaryProducer<K, V> producer =
         new TributaryProducer<>(this, settings, keySerializer, valueSerializer, producerIds.incrementAndGet());
@@ -318,11 +319,21 @@ public final class TributaryClient implements AutoCloseable {
     checkOpen();
     Objects.requireNonNull(keyDeserializer, "keyDeserializer");
     Objects.requireNonNull(valueDeserializer, "valueDeserializer");
+    warnUnknown("consumer", config);
     ConsumerSettings settings = ConsumerSettings.from(ClientConfig.merge(baseConfig, config));
     TributaryConsumer<K, V> consumer =
         new TributaryConsumer<>(this, settings, keyDeserializer, valueDeserializer);
     register(consumer);
     return consumer;
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TributaryClient.class);
+
+  /** As Kafka's clients: a setting no part of the client uses is ignored, with a warning naming it. */
+  private static void warnUnknown(String what, Map<String, ?> config) {
+    for (String key : ClientConfig.unknownKeys(config)) {
+      LOG.warn("The {} setting '{}' was supplied but is not a known setting; it is ignored", what, key);
+    }
   }
 
   /**

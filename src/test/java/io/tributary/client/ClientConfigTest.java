@@ -17,6 +17,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ClientConfigTest {
 
   @Test
+  void unknownKeysAreReportedKnownOnesAndActorSystemKeysAreNot() {
+    assertEquals(java.util.List.of("bogus.key", "lnger.ms"), ClientConfig.unknownKeys(java.util.Map.of(
+        "acks", "all", "linger.ms", "5", "lnger.ms", "5", "bogus.key", "1", "enable.idempotence", "true",
+        "tributary.client.port", "0", "akka.loglevel", "INFO")));
+    assertEquals(java.util.List.of(), ClientConfig.unknownKeys(null));
+  }
+
+  @Test
   void producerDefaultsAreKafkas() {
     ProducerSettings s = ProducerSettings.from(Map.of());
     assertEquals(-1, s.acks());
