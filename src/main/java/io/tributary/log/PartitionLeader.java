@@ -946,6 +946,7 @@ public final class PartitionLeader
             String pid = persistenceId().id();
             journal.deleteSnapshotsTo(BrokerSettings.SNAPSHOT_PLUGIN_ID, pid, deletedAt - 1, settings.askTimeout())
                 .thenCompose(r -> journal.deleteMessagesTo(journalPluginId, pid, deletedAt, settings.askTimeout()));
+            forgetRole(); // the new topic's leader epochs start again at 0
             applyRole(s, cmd);
           });
     }
@@ -980,6 +981,14 @@ public final class PartitionLeader
       stepDown();
       role = Role.NONE;
     }
+  }
+
+  /** The partition's topic is gone: no role, no metadata (stops a follower's fetching). */
+  private void forgetRole() {
+    stepDown();
+    role = Role.NONE;
+    meta = null;
+    metaConfig = null;
   }
 
   private void becomeLeader(PartitionLog state) {
@@ -1419,6 +1428,7 @@ public final class PartitionLeader
     }
     return Effect().persist(PartitionDeleted.INSTANCE).thenRun(s -> {
       failParkedAcks(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      forgetRole(); // a topic re-created under this name starts again at leader epoch 0
       for (PendingAppend p : pending) {
         reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             "Partition " + entityId + " was deleted"));

@@ -289,5 +289,21 @@ class ReplicationTest {
     // and the preferred leader (the returning node) leads its partition again (auto.leader.rebalance.enable)
     await("preferred leader restored", () -> describe(n0, "r").get(movedPartition).leader().equals(leavingAddress));
     assertEquals(expected, readAll(n0, "r", movedPartition));
+
+    // deleted and created again under the same name (leader epochs start at 0 again): every replica takes its role
+    assertEquals(ErrorCode.NONE, gw.delete("r").error());
+    AdminResponse again = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r", 3, (short) 3,
+        Map.of("min.insync.replicas", "2"), r));
+    assertEquals(ErrorCode.NONE, again.error(), again.errorMessage());
+    for (int p = 0; p < 3; p++) {
+      int part2 = p;
+      ProduceResponse[] r = new ProduceResponse[1];
+      await("acks=all produce to the new topic", () -> {
+        r[0] = produceAll(n0, "r", part2, Gw.batch("c-", 5, 1000L));
+        return r[0].error() == ErrorCode.NONE || !r[0].error().retriable();
+      });
+      assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
+      assertEquals(0L, r[0].baseOffset(), "the new topic's log starts empty");
+    }
   }
 }
