@@ -138,7 +138,8 @@ public final class TributaryClient implements AutoCloseable {
    * Starts a client ActorSystem and connects to the first node of {@code bootstrapServers} that answers.
    *
    * <p>All nodes of the list are asked at once (Akka's Identify to each gateway, answered even while the controller
-   * moves); the first to answer becomes this client's gateway.
+   * moves); the first node of the list whose gateway answers becomes this client's gateway (nodes before it that do
+   * not answer within the timeout are passed over).
    * Blocks up to {@code request.timeout.ms}. The others are kept: when the gateway's node is lost, the client moves
    * to another node of the list (see the class comment).
    *
@@ -558,13 +559,15 @@ public final class TributaryClient implements AutoCloseable {
 
   /**
    * Asks every node's gateway at once with Akka's built-in {@link akka.actor.Identify} (answered by the gateway actor
-   * itself, so a node whose controller is moving still counts as reachable); the first that exists wins. Returns its
-   * index.
+   * itself, so a node whose controller is moving still counts as reachable); the first in list order that exists
+   * wins once every node before it has failed. Returns its index.
    */
   private static int findGateway(
       ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
     CompletableFuture<Integer> first = new CompletableFuture<>();
     AtomicInteger failures = new AtomicInteger();
+    // 0 = no answer yet, 1 = its gateway exists, -1 = failed: the first live node in list order wins
+    int[] state = new int[gateways.size()];
     for (int i = 0; i < gateways.size(); i++) {
       int index = i;
       ActorRef<ClientRequest> gateway = gateways.get(i);
@@ -577,9 +580,18 @@ public final class TributaryClient implements AutoCloseable {
           (response, failure) -> {
             boolean found = failure == null && response instanceof akka.actor.ActorIdentity id
                 && id.getActorRef().isPresent();
-            if (found) {
-              first.complete(index);
-            } else if (failures.incrementAndGet() == addresses.size()) {
+            synchronized (state) {
+              state[index] = found ? 1 : -1;
+              for (int k = 0; k < state.length; k++) {
+                if (state[k] == 1) {
+                  first.complete(k);
+                  break;
+                } else if (state[k] == 0) {
+                  break;
+                }
+              }
+            }
+            if (!found && failures.incrementAndGet() == addresses.size()) {
               first.completeExceptionally(failure != null ? failure
                   : new IllegalStateException("no Tributary gateway at " + addresses.get(index).hostPort()));
             }

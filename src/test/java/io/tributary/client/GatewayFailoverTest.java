@@ -86,7 +86,9 @@ class GatewayFailoverTest {
       testKit.stop(n.a().ref); // the node is gone: death watch tells the client
 
       assertEquals(1L, send(producer, "moved", "after").offset(), "written through the second gateway");
-      assertEquals(1, n.b().count(ProduceRequest.class));
+      // a send that raced the stop may reach the second gateway twice (once resent after the first was lost): the
+      // idempotent producer still writes it once, which the values below show
+      assertTrue(n.b().count(ProduceRequest.class) >= 1);
       assertEquals(List.of("before", "after"), n.cluster().values("moved", 0));
       try (Admin admin = client.admin()) {
         assertTrue(admin.listTopics().contains("moved"));
