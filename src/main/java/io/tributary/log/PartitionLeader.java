@@ -775,10 +775,20 @@ public final class PartitionLeader
           state.highWatermark(), state.logStartOffset(), batches));
       return;
     }
+    ActorRef<FetchResponse> replyTo = req.replyTo();
+    readFromJournal(state, req.fetchOffset(), maxBytes, state.highWatermark(), replyTo::tell);
+  }
+
+  /**
+   * Reads batches from {@code fetchOffset} below {@code limitOffset} (the high watermark for consumers, the log end
+   * offset for followers) back from the journal, in a {@link LogReader} child that answers through {@code reply}:
+   * whole index chunks from the one holding the offset until they cover {@code maxBytes}.
+   */
+  private void readFromJournal(PartitionLog state, long fetchOffset, int maxBytes, long limitOffset,
+      java.util.function.Consumer<FetchResponse> reply) {
     OffsetIndex index = state.index();
-    int chunk = Math.max(0, index.floorChunk(req.fetchOffset()));
+    int chunk = Math.max(0, index.floorChunk(fetchOffset));
     long fromSeqNr = index.chunkSeqNr(chunk);
-    // read whole chunks until they cover maxBytes (plus the chunk the offset sits in)
     long bytes = 0;
     int last = chunk;
     while (last + 1 < index.chunkCount() && bytes < maxBytes + index.chunkBytes(chunk)) {
@@ -786,10 +796,9 @@ public final class PartitionLeader
       last++;
     }
     long toSeqNr = last + 1 < index.chunkCount() ? index.chunkSeqNr(last + 1) - 1 : state.lastSeqNr();
-    ActorRef<FetchResponse> replyTo = req.replyTo();
-    ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr,
-        req.topic(), req.partition(), req.fetchOffset(), maxBytes, state.highWatermark(), state.highWatermark(),
-        state.logStartOffset(), state.truncations(), replyTo::tell, settings.askTimeout()));
+    ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr, topic,
+        partition, fetchOffset, maxBytes, limitOffset, state.highWatermark(), state.logStartOffset(),
+        state.truncations(), reply, settings.askTimeout()));
   }
 
   private static FetchResponse emptyFetch(FetchRequest req, PartitionLog state) {
@@ -1216,22 +1225,10 @@ public final class PartitionLeader
           req.fetchOffset(), hw, logStart, -1, -1, batches));
       return;
     }
-    OffsetIndex index = state.index();
-    int chunk = Math.max(0, index.floorChunk(req.fetchOffset()));
-    long fromSeqNr = index.chunkSeqNr(chunk);
-    long bytes = 0;
-    int last = chunk;
-    while (last + 1 < index.chunkCount() && bytes < maxBytes + index.chunkBytes(chunk)) {
-      bytes += index.chunkBytes(last);
-      last++;
-    }
-    long toSeqNr = last + 1 < index.chunkCount() ? index.chunkSeqNr(last + 1) - 1 : state.lastSeqNr();
     ActorRef<ReplicaFetchResponse> replyTo = req.replyTo();
-    ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr, topic,
-        partition, req.fetchOffset(), maxBytes, state.logEndOffset(), hw, logStart, state.truncations(),
+    readFromJournal(state, req.fetchOffset(), maxBytes, state.logEndOffset(),
         r -> replyTo.tell(new ReplicaFetchResponse(topic, partition, r.error(), req.leaderEpoch(), req.fetchOffset(),
-            hw, logStart, -1, -1, r.batches())),
-        settings.askTimeout()));
+            hw, logStart, -1, -1, r.batches())));
   }
 
   /** After an append: the followers waiting at the old log end get the new batches at once (push). */
