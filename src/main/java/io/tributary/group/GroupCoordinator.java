@@ -885,7 +885,7 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
       return;
     }
     for (Member m : g.members.values()) {
-      if (m.present() && m.ackedGeneration < g.revokingGeneration) {
+      if (inRevocationRound(g, m) && m.ackedGeneration < g.revokingGeneration) {
         return;
       }
     }
@@ -895,13 +895,21 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     refreshMetadata(g.groupId);
   }
 
+  /**
+   * Whether the running revocation round waits for {@code m}: a present member the round's generation was pushed to.
+   * A member that joined after the round started holds nothing the round revokes; the next round includes it.
+   */
+  private static boolean inRevocationRound(Group g, Member m) {
+    return m.present() && m.pushedGeneration >= g.revokingGeneration;
+  }
+
   private Behavior<Command> onRevocationTimeout(RevocationTimeout t) {
     Group g = groups.get(t.groupId());
     if (g == null || g.revokingGeneration != t.generation()) {
       return this;
     }
     for (Member m : new ArrayList<>(g.members.values())) {
-      if (m.present() && m.ackedGeneration < t.generation()) {
+      if (inRevocationRound(g, m) && m.ackedGeneration < t.generation()) {
         if (m.ref != null) {
           m.ref.tell(new MemberRemoved(g.groupId, m.memberId, ErrorCode.REBALANCE_IN_PROGRESS,
               "did not give up its partitions within max.poll.interval.ms"));
