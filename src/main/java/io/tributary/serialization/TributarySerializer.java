@@ -4,6 +4,7 @@ import akka.actor.ExtendedActorSystem;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.javadsl.Adapter;
+import akka.serialization.ByteBufferSerializer;
 import akka.serialization.SerializerWithStringManifest;
 import io.tributary.broker.TopicConfig;
 import io.tributary.log.PartitionLeader;
@@ -16,6 +17,8 @@ import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.record.RecordBatch;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +51,7 @@ import java.util.Map;
  * <p>Every decode is bounds-checked: bytes that do not decode throw {@link MalformedMessageException} (Akka then drops
  * the message), never another exception. Thread-safe (stateless apart from the resolver).
  */
-public final class TributarySerializer extends SerializerWithStringManifest {
+public final class TributarySerializer extends SerializerWithStringManifest implements ByteBufferSerializer {
   /** The identifier registered in reference.conf. */
   public static final int IDENTIFIER = 7301;
 
@@ -105,7 +108,53 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     if (o instanceof PartitionLeader.RecordsAppended e) {
       return e.batch(); // the journal stores the v2 batch unchanged
     }
-    Wire.Out out = new Wire.Out(o instanceof ProduceRequest p ? p.batch().length + 128 : 128);
+    Wire.Out out = new Wire.Out(sizeHint(o));
+    write(o, out);
+    return out.toArray();
+  }
+
+  /**
+   * Writes {@code o} straight into {@code buf} (Artery's envelope buffer: no intermediate array). A message larger
+   * than the buffer's remaining space throws {@link java.nio.BufferOverflowException}, which Artery reports as an
+   * oversized message.
+   */
+  @Override
+  public void toBinary(Object o, ByteBuffer buf) {
+    if (o instanceof PartitionLeader.RecordsAppended e) {
+      buf.put(e.batch());
+      return;
+    }
+    ByteOrder order = buf.order(); // Artery's envelope is little-endian: restore it for the frame's other fields
+    try {
+      write(o, new Wire.Out(buf));
+    } finally {
+      buf.order(order);
+    }
+  }
+
+  /** Initial size of a heap buffer for {@code o}: enough for its record batches plus the fields around them. */
+  private static int sizeHint(Object o) {
+    if (o instanceof ProduceRequest p) {
+      return p.batch().length + 512;
+    } else if (o instanceof PartitionLeader.Produce p) {
+      return p.request().batch().length + 512;
+    } else if (o instanceof FetchResponse r) {
+      return batchBytes(r.batches()) + 512;
+    } else if (o instanceof PartitionLeader.ReplicaFetchResponse r) {
+      return batchBytes(r.batches()) + 512;
+    }
+    return 256;
+  }
+
+  private static int batchBytes(List<byte[]> batches) {
+    int n = 0;
+    for (byte[] b : batches) {
+      n += 4 + b.length;
+    }
+    return n;
+  }
+
+  private void write(Object o, Wire.Out out) {
     if (o instanceof PartitionLeader.Produce p) {
       writeProduceRequest(out, p.request());
     } else if (o instanceof PartitionLeader.Fetch f) {
@@ -187,16 +236,37 @@ public final class TributarySerializer extends SerializerWithStringManifest {
     } else {
       throw new IllegalArgumentException("TributarySerializer cannot serialize " + o.getClass().getName());
     }
-    return out.toArray();
   }
 
   @Override
   public Object fromBinary(byte[] bytes, String manifest) {
+    if (manifest.equals("EA")) {
+      try {
+        return new PartitionLeader.RecordsAppended(RecordBatch.wrap(bytes).bytes());
+      } catch (RuntimeException e) {
+        throw new MalformedMessageException("cannot decode [EA]: " + e, e);
+      }
+    }
+    return fromBinary(ByteBuffer.wrap(bytes), manifest);
+  }
+
+  /**
+   * Reads a message from {@code buf}'s position to its limit (Artery's envelope buffer); record batches and strings
+   * are copied out, so Artery may reuse the buffer afterwards.
+   *
+   * @throws MalformedMessageException on an unknown manifest, truncated or trailing bytes, or bad counts
+   */
+  @Override
+  public Object fromBinary(ByteBuffer buf, String manifest) {
+    ByteOrder order = buf.order();
     try {
       if (manifest.equals("EA")) {
+        byte[] bytes = new byte[buf.remaining()];
+        buf.get(bytes);
         return new PartitionLeader.RecordsAppended(RecordBatch.wrap(bytes).bytes());
       }
-      Wire.In in = new Wire.In(bytes);
+      Wire.In in = new Wire.In(buf);
+      int totalBytes = in.length();
       Object result = switch (manifest) {
         case "LP" -> new PartitionLeader.Produce(readProduceRequest(in));
         case "LF" -> new PartitionLeader.Fetch(readFetchRequest(in));
@@ -211,7 +281,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
           long hw = in.i64();
           long logStart = in.i64();
           int n = in.i32();
-          if (n < 0 || n > bytes.length) {
+          if (n < 0 || n > totalBytes) {
             throw new MalformedMessageException("bad batch count " + n);
           }
           List<byte[]> batches = new ArrayList<>(n);
@@ -224,7 +294,7 @@ public final class TributarySerializer extends SerializerWithStringManifest {
             new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str())));
         case "RQ" -> new PartitionLeader.ReplicaFetch(in.str(), in.i32(), in.str(), in.i32(), in.i64(), in.i32(),
             in.i32(), resolve(in.str()));
-        case "RS" -> readReplicaFetchResponse(in, bytes.length);
+        case "RS" -> readReplicaFetchResponse(in, totalBytes);
         case "ET" -> new PartitionLeader.LogTruncated(in.i64());
         case "DP" -> new PartitionLeader.DeletePartition(in.str(), in.i32(), resolve(in.str()));
         case "GS" -> new PartitionLeader.GetStatus(in.str(), in.i32(), resolve(in.str()));
@@ -240,8 +310,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
           in.i8();
           yield PartitionLeader.PartitionDeleted.INSTANCE;
         }
-        case "SN" -> readSnapshot(in, bytes.length, false);
-        case "S2" -> readSnapshot(in, bytes.length, true);
+        case "SN" -> readSnapshot(in, totalBytes, false);
+        case "S2" -> readSnapshot(in, totalBytes, true);
         default -> throw new MalformedMessageException("unknown manifest [" + manifest + "]");
       };
       in.end();
@@ -250,6 +320,8 @@ public final class TributarySerializer extends SerializerWithStringManifest {
       throw e;
     } catch (RuntimeException e) {
       throw new MalformedMessageException("cannot decode [" + manifest + "]: " + e, e);
+    } finally {
+      buf.order(order);
     }
   }
 

@@ -1,61 +1,73 @@
 package io.tributary.serialization;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Minimal big-endian writer and bounds-checked reader over {@code byte[]} for {@link TributarySerializer}. Strings
- * are an int32 byte length (-1 = null) then UTF-8; byte arrays are an int32 length (-1 = null) then the bytes.
+ * Minimal big-endian writer and bounds-checked reader over a {@link ByteBuffer} for {@link TributarySerializer}:
+ * either Artery's envelope buffer (so hot-path messages are written into and read from the frame with no
+ * intermediate array) or a heap buffer for the {@code byte[]} API. Strings are an int32 byte length (-1 = null) then
+ * UTF-8; byte arrays are an int32 length (-1 = null) then the bytes.
  */
 final class Wire {
-  private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
-  private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
-  private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.BIG_ENDIAN);
-
   private Wire() {}
 
-  /** Growable output buffer. Not thread-safe. */
+  /**
+   * Output over a buffer: a heap buffer that grows ({@link #Out(int)}), or a caller's buffer of fixed capacity
+   * ({@link #Out(ByteBuffer)}; writing past its limit throws {@link java.nio.BufferOverflowException}, which Artery
+   * reports as an oversized message). Not thread-safe.
+   */
   static final class Out {
-    private byte[] buf;
-    private int pos;
+    private ByteBuffer buf;
+    private final boolean growable;
 
+    /** A growable heap buffer of {@code initial} bytes to start with. */
     Out(int initial) {
-      buf = new byte[Math.max(16, initial)];
+      buf = ByteBuffer.allocate(Math.max(16, initial));
+      growable = true;
+    }
+
+    /**
+     * Writes into {@code target} from its position on, never beyond its limit. Sets the buffer's byte order to
+     * big-endian: a caller that shares the buffer restores its order afterwards.
+     */
+    Out(ByteBuffer target) {
+      buf = target.order(ByteOrder.BIG_ENDIAN);
+      growable = false;
     }
 
     private void need(int n) {
-      if (pos + n > buf.length) {
-        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, pos + n));
+      if (growable && buf.remaining() < n) {
+        ByteBuffer bigger = ByteBuffer.allocate(Math.max(buf.capacity() * 2, buf.position() + n));
+        buf.flip();
+        bigger.put(buf);
+        buf = bigger;
       }
     }
 
     Out i8(int v) {
       need(1);
-      buf[pos++] = (byte) v;
+      buf.put((byte) v);
       return this;
     }
 
     Out i16(short v) {
       need(2);
-      SHORT.set(buf, pos, v);
-      pos += 2;
+      buf.putShort(v);
       return this;
     }
 
     Out i32(int v) {
       need(4);
-      INT.set(buf, pos, v);
-      pos += 4;
+      buf.putInt(v);
       return this;
     }
 
     Out i64(long v) {
       need(8);
-      LONG.set(buf, pos, v);
-      pos += 8;
+      buf.putLong(v);
       return this;
     }
 
@@ -63,12 +75,7 @@ final class Wire {
       if (s == null) {
         return i32(-1);
       }
-      byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      i32(b.length);
-      need(b.length);
-      System.arraycopy(b, 0, buf, pos, b.length);
-      pos += b.length;
-      return this;
+      return bytes(s.getBytes(StandardCharsets.UTF_8));
     }
 
     Out bytes(byte[] b) {
@@ -77,56 +84,68 @@ final class Wire {
       }
       i32(b.length);
       need(b.length);
-      System.arraycopy(b, 0, buf, pos, b.length);
-      pos += b.length;
+      buf.put(b);
       return this;
     }
 
+    /** The bytes written (heap mode only). */
     byte[] toArray() {
-      return pos == buf.length ? buf : Arrays.copyOf(buf, pos);
+      if (buf.position() == buf.capacity()) {
+        return buf.array();
+      }
+      return Arrays.copyOf(buf.array(), buf.position());
     }
   }
 
-  /** Bounds-checked reader; every failure is a {@link MalformedMessageException}. Not thread-safe. */
+  /**
+   * Bounds-checked reader from a buffer's position to its limit; every failure is a {@link
+   * MalformedMessageException}. Byte arrays and strings are copied out, so the buffer may be reused afterwards. Not
+   * thread-safe.
+   */
   static final class In {
-    private final byte[] buf;
-    private int pos;
+    private final ByteBuffer buf;
+    private final int start;
 
-    In(byte[] buf) {
-      this.buf = buf;
+    In(byte[] bytes) {
+      this(ByteBuffer.wrap(bytes));
+    }
+
+    /** Reads {@code buf} from its position to its limit; sets its byte order to big-endian (callers restore it). */
+    In(ByteBuffer buf) {
+      this.buf = buf.order(ByteOrder.BIG_ENDIAN);
+      this.start = buf.position();
+    }
+
+    /** Bytes from the start of the message to its end. */
+    int length() {
+      return buf.limit() - start;
     }
 
     private void need(int n) {
-      if (n < 0 || pos + n > buf.length) {
-        throw new MalformedMessageException(
-            "message truncated: need " + n + " bytes at position " + pos + " of " + buf.length);
+      if (n < 0 || n > buf.remaining()) {
+        throw new MalformedMessageException("message truncated: need " + n + " bytes at position "
+            + (buf.position() - start) + " of " + length());
       }
     }
 
     int i8() {
       need(1);
-      return buf[pos++];
+      return buf.get();
     }
 
     short i16() {
       need(2);
-      short v = (short) SHORT.get(buf, pos);
-      pos += 2;
-      return v;
+      return buf.getShort();
     }
 
     int i32() {
       need(4);
-      int v = (int) INT.get(buf, pos);
-      pos += 4;
-      return v;
+      return buf.getInt();
     }
 
     long i64() {
       need(8);
-      long v = (long) LONG.get(buf, pos);
-      pos += 8;
-      return v;
+      return buf.getLong();
     }
 
     String str() {
@@ -135,8 +154,15 @@ final class Wire {
         return null;
       }
       need(n);
-      String s = new String(buf, pos, n, StandardCharsets.UTF_8);
-      pos += n;
+      String s;
+      if (buf.hasArray()) {
+        s = new String(buf.array(), buf.arrayOffset() + buf.position(), n, StandardCharsets.UTF_8);
+        buf.position(buf.position() + n);
+      } else {
+        byte[] b = new byte[n];
+        buf.get(b);
+        s = new String(b, StandardCharsets.UTF_8);
+      }
       return s;
     }
 
@@ -146,15 +172,15 @@ final class Wire {
         return null;
       }
       need(n);
-      byte[] b = Arrays.copyOfRange(buf, pos, pos + n);
-      pos += n;
+      byte[] b = new byte[n];
+      buf.get(b);
       return b;
     }
 
     /** Fails unless every byte was read. */
     void end() {
-      if (pos != buf.length) {
-        throw new MalformedMessageException((buf.length - pos) + " unexpected trailing bytes");
+      if (buf.hasRemaining()) {
+        throw new MalformedMessageException(buf.remaining() + " unexpected trailing bytes");
       }
     }
   }

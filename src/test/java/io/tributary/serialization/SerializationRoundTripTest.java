@@ -28,6 +28,7 @@ import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.PartitionDescription;
 import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.TopicDescription;
 import io.tributary.record.RecordBatchBuilder;
@@ -209,6 +210,43 @@ class SerializationRoundTripTest {
           + r.batches().stream().map(java.util.Arrays::toString).toList();
     }
     return null; // plain records: compared with equals
+  }
+
+  /**
+   * Artery's path: the message is written into and read from a shared little-endian direct envelope buffer, after
+   * and before other fields; the serializer writes exactly its {@code byte[]} encoding there and leaves the buffer's
+   * byte order and the bytes around it alone.
+   */
+  @ParameterizedTest
+  @MethodSource("messages")
+  void roundTripsThroughAnEnvelopeBuffer(Object m) throws Exception {
+    Serializer ser = serialization.findSerializerFor(m);
+    if (!(ser instanceof TributarySerializer s)) {
+      return;
+    }
+    java.nio.ByteBuffer envelope = java.nio.ByteBuffer.allocateDirect(64 * 1024).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    envelope.putInt(0x01020304); // a header field before the message
+    s.toBinary(m, envelope);
+    assertEquals(java.nio.ByteOrder.LITTLE_ENDIAN, envelope.order());
+    int end = envelope.position();
+    byte[] written = new byte[end - 4];
+    envelope.get(4, written);
+    assertArrayEquals(s.toBinary(m), written, "the same bytes as the byte[] encoding");
+    envelope.flip();
+    assertEquals(0x01020304, envelope.getInt());
+    Object back = s.fromBinary(envelope, s.manifest(m));
+    assertEquals(java.nio.ByteOrder.LITTLE_ENDIAN, envelope.order());
+    assertEquals(end, envelope.position(), "read to the end of the message");
+    String n = normalize(m);
+    assertEquals(n == null ? m : n, n == null ? back : normalize(back));
+  }
+
+  @Test
+  void aMessageLargerThanTheEnvelopeOverflowsInsteadOfBeingCut() throws Exception {
+    TributarySerializer s = (TributarySerializer) serialization.serializerFor(PartitionLeader.RecordsAppended.class);
+    ProduceRequest big = new ProduceRequest(ProtocolVersions.CURRENT, "t", 0, (short) 1, 1000, new byte[2048], null);
+    java.nio.ByteBuffer envelope = java.nio.ByteBuffer.allocateDirect(1024);
+    assertThrows(java.nio.BufferOverflowException.class, () -> s.toBinary(big, envelope));
   }
 
   @Test
