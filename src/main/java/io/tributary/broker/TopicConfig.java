@@ -19,6 +19,8 @@ import java.util.TreeMap;
  *       <td>{@code message.max.bytes}</td></tr>
  *   <tr><td>{@code cleanup.policy}</td><td>{@code delete} (compaction is not built yet)</td>
  *       <td>{@code log.cleanup.policy}</td></tr>
+ *   <tr><td>{@code compression.type}</td><td>{@code producer} only: batches are stored as the producer compressed
+ *       them (no recompression on the broker yet)</td><td>(none)</td></tr>
  * </table>
  *
  * @param retentionMs time retention in ms, -1 = unlimited
@@ -36,13 +38,15 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
   public static final String MAX_MESSAGE_BYTES = "max.message.bytes";
   /** Topic-level key for the cleanup policy. */
   public static final String CLEANUP_POLICY = "cleanup.policy";
+  /** Topic-level key for the codec batches are stored with; only {@code producer} (keep the producer's). */
+  public static final String COMPRESSION_TYPE = "compression.type";
 
   /** Topic-level key for the fewest in-sync replicas an acks=all write needs. */
   public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
 
   /** Every topic-level key this version knows. */
   public static final Set<String> KEYS =
-      Set.of(RETENTION_MS, RETENTION_BYTES, MAX_MESSAGE_BYTES, CLEANUP_POLICY, MIN_INSYNC_REPLICAS);
+      Set.of(RETENTION_MS, RETENTION_BYTES, MAX_MESSAGE_BYTES, CLEANUP_POLICY, MIN_INSYNC_REPLICAS, COMPRESSION_TYPE);
 
   /** Thrown for an unknown key or a bad value; carries {@link ErrorCode#INVALID_CONFIG}. */
   public static final class InvalidConfigException extends IllegalArgumentException {
@@ -80,6 +84,12 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
     String policy = o.getOrDefault(CLEANUP_POLICY, "delete");
     if (!policy.equals("delete")) {
       throw new InvalidConfigException(CLEANUP_POLICY + "=" + policy + " is not supported yet (only delete)");
+    }
+    String compression = o.getOrDefault(COMPRESSION_TYPE, "producer");
+    if (!compression.trim().equalsIgnoreCase("producer")) {
+      throw new InvalidConfigException(
+          COMPRESSION_TYPE + "=" + compression + " is not supported yet (only producer: batches are stored as the "
+              + "producer compressed them)");
     }
     return new TopicConfig(retentionMs, retentionBytes, (int) maxMessage, Map.copyOf(o));
   }

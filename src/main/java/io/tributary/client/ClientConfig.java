@@ -150,6 +150,35 @@ public final class ClientConfig {
   /** The most batches per partition an idempotent producer may have in flight (the broker remembers 5). */
   public static final int MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5;
 
+  /**
+   * {@value}: the codec the producer compresses each batch's records with (string): {@code none}, {@code gzip}, {@code
+   * lz4} or {@code zstd}. Default {@value #DEFAULT_COMPRESSION_TYPE}. {@code snappy} is a valid Kafka value that this
+   * client does not support: the producer factory throws {@link IllegalArgumentException}, as for any other value.
+   * The broker stores batches as compressed by the producer; consumers decompress them transparently. With a codec, a
+   * batch is filled until its <em>estimated compressed</em> size reaches {@code batch.size} (as Kafka: a per-topic
+   * ratio learned from the batches built so far), but its uncompressed records never exceed {@code max.request.size}
+   * less 1 KiB, so a batch of incompressible data still fits the broker's {@code message.max.bytes}.
+   */
+  public static final String COMPRESSION_TYPE = "compression.type";
+  /** Default of {@link #COMPRESSION_TYPE}. */
+  public static final String DEFAULT_COMPRESSION_TYPE = "none";
+
+  /**
+   * {@value}: gzip level when {@code compression.type=gzip} (int, 1-9, or -1 for zlib's default). Default -1 (Kafka
+   * 3.8's name and default).
+   */
+  public static final String COMPRESSION_GZIP_LEVEL = "compression.gzip.level";
+  /**
+   * {@value}: lz4 level when {@code compression.type=lz4} (int, 1-17). Default 9, LZ4's fast compressor; other levels
+   * use LZ4 HC (Kafka 3.8's name, range and default).
+   */
+  public static final String COMPRESSION_LZ4_LEVEL = "compression.lz4.level";
+  /**
+   * {@value}: zstd level when {@code compression.type=zstd} (int, -131072 to 22). Default 3 (Kafka 3.8's name, range
+   * and default).
+   */
+  public static final String COMPRESSION_ZSTD_LEVEL = "compression.zstd.level";
+
   // ---------------------------------------------------------------------------------------------------------------
   // Consumer
 

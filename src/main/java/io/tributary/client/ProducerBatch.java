@@ -1,5 +1,6 @@
 package io.tributary.client;
 
+import io.tributary.record.Compression;
 import io.tributary.record.Header;
 import io.tributary.record.RecordBatchBuilder;
 import java.util.Arrays;
@@ -101,7 +102,7 @@ final class ProducerBatch {
     return future;
   }
 
-  /** The size of the batch so far, in bytes, header included. */
+  /** The size of the batch so far, in bytes, header included (uncompressed until built, then the built size). */
   int sizeInBytes() {
     return bytes != null ? bytes.length : builder.estimatedSizeInBytes();
   }
@@ -127,13 +128,26 @@ final class ProducerBatch {
     return baseSequence >= 0;
   }
 
-  /** Builds the batch bytes (once; later calls return the same array). Only after the batch was drained. */
+  /** Builds the batch bytes uncompressed (once; later calls return the same array). Only after it was drained. */
   byte[] close() {
+    return close(null);
+  }
+
+  /**
+   * Builds the batch bytes (once, compressed with {@code compressor} if not null; later calls return the same array
+   * whatever they pass). Only after the batch was drained.
+   */
+  byte[] close(Compression.Compressor compressor) {
     if (bytes == null) {
-      bytes = builder.build();
+      bytes = builder.build(compressor);
       builder = null;
     }
     return bytes;
+  }
+
+  /** Whether {@link #close} has built the bytes. */
+  boolean isBuilt() {
+    return bytes != null;
   }
 
   /** Whether the batch has been marked done ({@link #tryMarkDone}). */

@@ -2,6 +2,7 @@ package io.tributary.client;
 
 import static io.tributary.client.ClientConfig.*;
 
+import io.tributary.record.CompressionType;
 import java.util.Map;
 
 /**
@@ -20,6 +21,8 @@ import java.util.Map;
  * @param maxInFlight batches per partition
  * @param metadataMaxAgeMs ms
  * @param idempotent whether {@code enable.idempotence} is in effect (see {@link ClientConfig#ENABLE_IDEMPOTENCE})
+ * @param compressionType {@code compression.type}: none, gzip, lz4 or zstd (never snappy)
+ * @param compressionLevel the level of that codec ({@code compression.<codec>.level}), 0 for none
  */
 record ProducerSettings(
     short acks,
@@ -34,14 +37,18 @@ record ProducerSettings(
     long maxBlockMs,
     int maxInFlight,
     long metadataMaxAgeMs,
-    boolean idempotent) {
+    boolean idempotent,
+    CompressionType compressionType,
+    int compressionLevel) {
 
   /**
    * Parses a producer config map.
    *
    * @throws IllegalArgumentException naming the key of a bad value, or {@code delivery.timeout.ms} if it was given and
    *     is smaller than {@code linger.ms + request.timeout.ms}, or {@code enable.idempotence} if it was set to true
-   *     with {@code acks} other than all, {@code retries=0} or {@code max.in.flight.requests.per.connection} above 5
+   *     with {@code acks} other than all, {@code retries=0} or {@code max.in.flight.requests.per.connection} above 5,
+   *     or {@code compression.type} if it is not none, gzip, lz4 or zstd (snappy is not supported), or a {@code
+   *     compression.<codec>.level} out of its codec's range
    */
   static ProducerSettings from(Map<String, ?> config) {
     short acks = getAcks(config);
@@ -73,6 +80,8 @@ record ProducerSettings(
             Integer.MAX_VALUE);
     long metadataMaxAgeMs = getLong(config, METADATA_MAX_AGE_MS, DEFAULT_METADATA_MAX_AGE_MS, 0, Long.MAX_VALUE);
     boolean idempotent = idempotence(config, acks, retries, maxInFlight);
+    CompressionType compressionType = compressionType(config);
+    int compressionLevel = compressionLevel(config, compressionType);
     return new ProducerSettings(
         acks,
         lingerMs,
@@ -86,7 +95,46 @@ record ProducerSettings(
         maxBlockMs,
         maxInFlight,
         metadataMaxAgeMs,
-        idempotent);
+        idempotent,
+        compressionType,
+        compressionLevel);
+  }
+
+  /** {@code compression.type}: a codec this client can compress with. */
+  private static CompressionType compressionType(Map<String, ?> config) {
+    String name =
+        getChoice(config, COMPRESSION_TYPE, DEFAULT_COMPRESSION_TYPE, "none", "gzip", "snappy", "lz4", "zstd");
+    CompressionType type = CompressionType.forName(name);
+    if (!type.isSupported()) {
+      throw new IllegalArgumentException(
+          "Invalid value " + config.get(COMPRESSION_TYPE) + " for configuration " + COMPRESSION_TYPE + ": "
+              + type.configName + " is not supported by this client (use none, gzip, lz4 or zstd)");
+    }
+    return type;
+  }
+
+  /** The level of {@code type} from its {@code compression.<codec>.level} key, else the codec's default. */
+  private static int compressionLevel(Map<String, ?> config, CompressionType type) {
+    String key;
+    switch (type) {
+      case GZIP:
+        key = COMPRESSION_GZIP_LEVEL;
+        break;
+      case LZ4:
+        key = COMPRESSION_LZ4_LEVEL;
+        break;
+      case ZSTD:
+        key = COMPRESSION_ZSTD_LEVEL;
+        break;
+      default:
+        return 0;
+    }
+    int level = getInt(config, key, type.defaultLevel(), type.minLevel(), type.maxLevel());
+    if (type == CompressionType.GZIP && level == 0) {
+      throw new IllegalArgumentException(
+          "Invalid value 0 for configuration " + key + ": must be in [1, 9] or -1");
+    }
+    return level;
   }
 
   /**

@@ -1,6 +1,8 @@
 package io.tributary.client;
 
 import io.tributary.protocol.ErrorCode;
+import io.tributary.record.Compression;
+import io.tributary.record.CompressionType;
 import io.tributary.record.Header;
 import io.tributary.record.RecordBatch;
 import java.util.ArrayDeque;
@@ -26,6 +28,16 @@ import java.util.function.LongSupplier;
  * The head batch of a partition is ready to send when it is full (it reached {@code batch.size}, or a record did not
  * fit), a newer batch is queued behind it, it has waited {@code linger.ms}, a flush or close is in progress, or a
  * thread is blocked waiting for buffer memory.
+ *
+ * <h2>Compression</h2>
+ *
+ * With {@code compression.type} other than none, a batch's records are compressed once, when it is first drained
+ * ({@link #close}), on the sender thread. A batch is filled until its estimated compressed size reaches {@code
+ * batch.size}, as Kafka's {@code MemoryRecordsBuilder}: the uncompressed size times the topic's estimated ratio times
+ * 1.05, where the ratio starts at 1, moves down by 0.005 per batch that compressed better and jumps up (by 0.05 at
+ * least) after a batch that compressed worse (Kafka's {@code CompressionRatioEstimator}). The uncompressed size of a
+ * batch never exceeds {@code max.request.size} less {@value #COMPRESSION_OVERHEAD_ALLOWANCE} bytes (nor goes below
+ * {@code batch.size}).
  *
  * <h2>Order and retries</h2>
  *
@@ -96,6 +108,8 @@ final class RecordAccumulator {
   /** The partition queues of one topic, indexed by partition; grown on demand. */
   private static final class TopicQueues {
     volatile PartitionQueue[] partitions = new PartitionQueue[0];
+    /** Estimated compressed / uncompressed size of this topic's batches; written by the sender thread only. */
+    volatile float compressionRatio = 1.0f;
 
     PartitionQueue get(int partition) {
       PartitionQueue[] array = partitions;
@@ -121,7 +135,20 @@ final class RecordAccumulator {
     }
   }
 
+  /** Room left below {@code max.request.size} for the codec's framing when a batch of incompressible data is built. */
+  static final int COMPRESSION_OVERHEAD_ALLOWANCE = 1024;
+  /** Kafka's {@code COMPRESSION_RATE_ESTIMATION_FACTOR}: the estimated ratio is inflated by 5%. */
+  private static final float COMPRESSION_RATE_ESTIMATION_FACTOR = 1.05f;
+  /** Kafka's {@code COMPRESSION_RATIO_IMPROVING_STEP}. */
+  private static final float COMPRESSION_RATIO_IMPROVING_STEP = 0.005f;
+  /** Kafka's {@code COMPRESSION_RATIO_DETERIORATE_STEP}. */
+  private static final float COMPRESSION_RATIO_DETERIORATE_STEP = 0.05f;
+
   private final int batchSize;
+  /** The compressor of every batch (sender thread only), or null for compression.type=none. */
+  private final Compression.Compressor compressor;
+  /** The largest uncompressed batch when compressing (bytes). */
+  private final int maxUncompressedBatchSize;
   private final long lingerMs;
   private final int maxInFlight;
   private final int retries;
@@ -168,6 +195,11 @@ final class RecordAccumulator {
     this.producerId = idempotent ? newProducerId.getAsLong() : RecordBatch.NO_PRODUCER_ID;
     this.producerEpoch = idempotent ? 0 : RecordBatch.NO_PRODUCER_EPOCH;
     this.batchSize = settings.batchSize();
+    this.compressor =
+        settings.compressionType() == CompressionType.NONE
+            ? null
+            : new Compression.Compressor(settings.compressionType(), settings.compressionLevel());
+    this.maxUncompressedBatchSize = Math.max(batchSize, settings.maxRequestSize() - COMPRESSION_OVERHEAD_ALLOWANCE);
     this.lingerMs = settings.lingerMs();
     this.maxInFlight = settings.maxInFlight();
     this.retries = settings.retries();
@@ -238,6 +270,7 @@ final class RecordAccumulator {
       tq = topics.computeIfAbsent(topic, t -> new TopicQueues());
     }
     PartitionQueue pq = tq.get(partition);
+    int limit = writeLimit(tq);
     CompletableFuture<RecordMetadata> future;
     boolean becameFull = false;
     long newBatchDeadline = -1;
@@ -247,10 +280,10 @@ final class RecordAccumulator {
       }
       ProducerBatch last = pq.deque.peekLast();
       if (last != null && !last.full && !last.drained) {
-        future = last.tryAppend(batchSize, timestamp, key, value, headers);
+        future = last.tryAppend(limit, timestamp, key, value, headers);
         if (future != null) {
           last.reservedBytes += reservedBytes;
-          if (last.sizeInBytes() >= batchSize) {
+          if (last.sizeInBytes() >= limit) {
             last.full = true;
             becameFull = true;
           }
@@ -265,11 +298,11 @@ final class RecordAccumulator {
         long now = clock.getAsLong();
         int capacity = Math.max(batchSize, RecordBatch.HEADER_SIZE + reservedBytes);
         ProducerBatch batch = new ProducerBatch(topic, partition, pq.nextSequence++, now, capacity);
-        future = batch.tryAppend(batchSize, timestamp, key, value, headers);
+        future = batch.tryAppend(limit, timestamp, key, value, headers);
         batch.reservedBytes = reservedBytes;
         pq.deque.addLast(batch);
         incomplete.add(batch);
-        if (batch.sizeInBytes() >= batchSize) {
+        if (batch.sizeInBytes() >= limit) {
           batch.full = true;
           becameFull = true;
         }
@@ -283,6 +316,52 @@ final class RecordAccumulator {
       listener.drainAt(newBatchDeadline);
     }
     return future;
+  }
+
+  /**
+   * The uncompressed size a batch of the topic is filled up to: {@code batch.size} without compression, else the size
+   * whose estimated compressed size is {@code batch.size} (see the class comment), within [batch.size,
+   * max.request.size - {@value #COMPRESSION_OVERHEAD_ALLOWANCE}].
+   */
+  private int writeLimit(TopicQueues tq) {
+    if (compressor == null) {
+      return batchSize;
+    }
+    double estimated = batchSize / (tq.compressionRatio * (double) COMPRESSION_RATE_ESTIMATION_FACTOR);
+    return (int) Math.max(batchSize, Math.min(estimated, maxUncompressedBatchSize));
+  }
+
+  /** The estimated compression ratio of {@code topic}'s batches (1 until a batch was built; for tests). */
+  float compressionRatio(String topic) {
+    TopicQueues tq = topics.get(topic);
+    return tq == null ? 1.0f : tq.compressionRatio;
+  }
+
+  /**
+   * Builds (the first time; compressing it with {@code compression.type}) and returns the bytes of a drained batch,
+   * and updates its topic's compression ratio estimate. Sender thread only.
+   *
+   * @throws RuntimeException if the batch cannot be built (e.g. too large for an array)
+   */
+  byte[] close(ProducerBatch batch) {
+    if (batch.isBuilt()) {
+      return batch.close(null);
+    }
+    int uncompressed = batch.sizeInBytes();
+    byte[] bytes = batch.close(compressor);
+    if (compressor != null && uncompressed > 0) {
+      TopicQueues tq = topics.get(batch.topic);
+      if (tq != null) {
+        float observed = (float) bytes.length / uncompressed;
+        float current = tq.compressionRatio;
+        if (observed > current) {
+          tq.compressionRatio = Math.max(current + COMPRESSION_RATIO_DETERIORATE_STEP, observed);
+        } else if (observed < current) {
+          tq.compressionRatio = Math.max(current - COMPRESSION_RATIO_IMPROVING_STEP, observed);
+        }
+      }
+    }
+    return bytes;
   }
 
   // ---------------------------------------------------------------------------------------------------------------

@@ -311,7 +311,7 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
   private void send(ProducerBatch batch) {
     byte[] bytes;
     try {
-      bytes = batch.close();
+      bytes = accumulator.close(batch);
     } catch (RuntimeException e) {
       accumulator.onFailure(
           batch, new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "could not build the record batch: " + e, e));

@@ -5,8 +5,9 @@ import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 /**
- * Builds one uncompressed record batch v2 (layout in {@link RecordBatch}) into a growable buffer, as Kafka's {@code
- * MemoryRecordsBuilder} does for magic 2 without compression.
+ * Builds one record batch v2 (layout in {@link RecordBatch}) into a growable buffer, as Kafka's {@code
+ * MemoryRecordsBuilder} does for magic 2: records are encoded uncompressed as they are appended; {@link
+ * #build(Compression.Compressor)} compresses the records section once, at the end.
  *
  * <p>Records are encoded as they are appended: the first record's timestamp becomes the batch's baseTimestamp, each
  * record stores its timestamp as a delta from it (so timestamps may go backwards), the batch's maxTimestamp is the
@@ -250,18 +251,30 @@ public final class RecordBatchBuilder {
    *     batch was already built
    */
   public byte[] build() {
+    checkBuildable();
+    byte[] b = buf;
+    writeHeader(b, pos, RecordBatch.COMPRESSION_NONE);
+    built = true;
+    buf = null;
+    return pos == b.length ? b : Arrays.copyOf(b, pos);
+  }
+
+  private void checkBuildable() {
     if (built) {
       throw new IllegalStateException("the batch has already been built");
     }
     if (count == 0) {
       throw new IllegalStateException("a record batch needs at least one record");
     }
-    byte[] b = buf;
+  }
+
+  /** Writes the header of a batch of {@code size} bytes into {@code b[0, HEADER_SIZE)}, then the CRC over it all. */
+  private void writeHeader(byte[] b, int size, int codec) {
     ByteUtils.writeLong(baseOffset, b, RecordBatch.BASE_OFFSET_OFFSET);
-    ByteUtils.writeInt(pos - RecordBatch.LOG_OVERHEAD, b, RecordBatch.LENGTH_OFFSET);
+    ByteUtils.writeInt(size - RecordBatch.LOG_OVERHEAD, b, RecordBatch.LENGTH_OFFSET);
     ByteUtils.writeInt(partitionLeaderEpoch, b, RecordBatch.PARTITION_LEADER_EPOCH_OFFSET);
     b[RecordBatch.MAGIC_OFFSET] = RecordBatch.MAGIC;
-    ByteUtils.writeShort((short) RecordBatch.COMPRESSION_NONE, b, RecordBatch.ATTRIBUTES_OFFSET);
+    ByteUtils.writeShort((short) codec, b, RecordBatch.ATTRIBUTES_OFFSET);
     ByteUtils.writeInt(count - 1, b, RecordBatch.LAST_OFFSET_DELTA_OFFSET);
     ByteUtils.writeLong(baseTimestamp, b, RecordBatch.BASE_TIMESTAMP_OFFSET);
     ByteUtils.writeLong(maxTimestamp, b, RecordBatch.MAX_TIMESTAMP_OFFSET);
@@ -270,11 +283,32 @@ public final class RecordBatchBuilder {
     ByteUtils.writeInt(baseSequence, b, RecordBatch.BASE_SEQUENCE_OFFSET);
     ByteUtils.writeInt(count, b, RecordBatch.RECORDS_COUNT_OFFSET);
     CRC32C crc = new CRC32C();
-    crc.update(b, RecordBatch.ATTRIBUTES_OFFSET, pos - RecordBatch.ATTRIBUTES_OFFSET);
+    crc.update(b, RecordBatch.ATTRIBUTES_OFFSET, size - RecordBatch.ATTRIBUTES_OFFSET);
     ByteUtils.writeUnsignedInt(crc.getValue(), b, RecordBatch.CRC_OFFSET);
+  }
+
+  /**
+   * Finishes the batch as {@link #build()}, with its records section compressed by {@code compressor} as one stream
+   * and the codec in the attributes; the header is written uncompressed and the CRC32C covers the compressed bytes.
+   * The sizes seen by {@link #hasRoomFor} and {@link #estimatedSizeInBytes()} are the uncompressed ones; the result
+   * is usually smaller.
+   *
+   * @param compressor the codec to use, or {@code null} for none (then exactly {@link #build()})
+   * @return the batch, ready for {@link RecordBatch#validate} / {@link RecordBatch#wrap}
+   * @throws IllegalStateException as {@link #build()}
+   * @throws InvalidRecordException ({@link ErrorCode#MESSAGE_TOO_LARGE}) if the output would not fit an array
+   */
+  public byte[] build(Compression.Compressor compressor) {
+    if (compressor == null) {
+      return build();
+    }
+    checkBuildable();
+    byte[] out = compressor.compress(buf, RecordBatch.RECORDS_OFFSET, pos - RecordBatch.RECORDS_OFFSET,
+        RecordBatch.HEADER_SIZE);
+    writeHeader(out, out.length, compressor.type().id);
     built = true;
     buf = null;
-    return pos == b.length ? b : Arrays.copyOf(b, pos);
+    return out;
   }
 
   /**

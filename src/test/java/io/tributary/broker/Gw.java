@@ -95,6 +95,18 @@ public final class Gw {
     return b.build();
   }
 
+  /** As {@link #batch(String, int, long)}, the records compressed with {@code type} at its default level. */
+  public static byte[] batch(String prefix, int n, long ts, io.tributary.record.CompressionType type) {
+    RecordBatchBuilder b = new RecordBatchBuilder();
+    for (int i = 0; i < n; i++) {
+      b.append(ts, ("k" + i).getBytes(StandardCharsets.UTF_8), (prefix + i).getBytes(StandardCharsets.UTF_8), null);
+    }
+    return b.build(
+        type == io.tributary.record.CompressionType.NONE
+            ? null
+            : new io.tributary.record.Compression.Compressor(type, type.defaultLevel()));
+  }
+
   /** A batch of one record whose value has {@code size} bytes. */
   public static byte[] batchOfSize(int size, long ts) {
     RecordBatchBuilder b = new RecordBatchBuilder();

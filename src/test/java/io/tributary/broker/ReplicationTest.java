@@ -15,6 +15,7 @@ import io.tributary.protocol.PartitionDescription;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
+import io.tributary.record.CompressionType;
 import io.tributary.record.Record;
 import io.tributary.record.RecordBatch;
 import java.nio.charset.StandardCharsets;
@@ -185,10 +186,11 @@ class ReplicationTest {
         Map.of(), r));
     assertEquals(ErrorCode.INVALID_REPLICATION_FACTOR, tooMany.error());
 
-    // acks=all: answered once every in-sync replica has the batch
+    // acks=all: answered once every in-sync replica has the batch; followers copy compressed batches as they are
     List<String> expected0 = new ArrayList<>();
+    CompressionType[] codecs = {CompressionType.NONE, CompressionType.LZ4, CompressionType.ZSTD, CompressionType.GZIP};
     for (int i = 0; i < 20; i++) {
-      ProduceResponse r = produceAll(n0, "r", 0, Gw.batch("a" + i + "-", 10, 1000L));
+      ProduceResponse r = produceAll(n0, "r", 0, Gw.batch("a" + i + "-", 10, 1000L, codecs[i % codecs.length]));
       assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
       assertEquals(i * 10L, r.baseOffset());
       for (int k = 0; k < 10; k++) {

@@ -106,8 +106,42 @@ class ClientConfigTest {
 
   @Test
   void unknownKeysAreIgnored() {
-    ProducerSettings s = ProducerSettings.from(Map.of("client.id", "x", "compression.type", "none"));
+    ProducerSettings s = ProducerSettings.from(Map.of("client.id", "x", "key.serializer", "org.Foo"));
     assertEquals(ProducerSettings.from(Map.of()), s);
+  }
+
+  @Test
+  void compressionTypeAndLevelsAreKafkas() {
+    ProducerSettings none = ProducerSettings.from(Map.of());
+    assertEquals(io.tributary.record.CompressionType.NONE, none.compressionType());
+    ProducerSettings lz4 = ProducerSettings.from(Map.of(ClientConfig.COMPRESSION_TYPE, "LZ4"));
+    assertEquals(io.tributary.record.CompressionType.LZ4, lz4.compressionType());
+    assertEquals(9, lz4.compressionLevel());
+    ProducerSettings zstd =
+        ProducerSettings.from(
+            Map.of(ClientConfig.COMPRESSION_TYPE, "zstd", ClientConfig.COMPRESSION_ZSTD_LEVEL, "-3",
+                ClientConfig.COMPRESSION_LZ4_LEVEL, "99")); // another codec's level is not looked at
+    assertEquals(io.tributary.record.CompressionType.ZSTD, zstd.compressionType());
+    assertEquals(-3, zstd.compressionLevel());
+    assertEquals(-1, ProducerSettings.from(Map.of(ClientConfig.COMPRESSION_TYPE, "gzip")).compressionLevel());
+    assertTrue(ClientConfig.unknownKeys(Map.of(ClientConfig.COMPRESSION_TYPE, "lz4")).isEmpty());
+  }
+
+  @Test
+  void snappyUnknownCodecsAndBadLevelsFailAtCreationNamingTheKey() {
+    assertBad(ClientConfig.COMPRESSION_TYPE, "snappy");
+    assertBad(ClientConfig.COMPRESSION_TYPE, "brotli");
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ProducerSettings.from(
+                Map.of(ClientConfig.COMPRESSION_TYPE, "lz4", ClientConfig.COMPRESSION_LZ4_LEVEL, 18)));
+    assertTrue(e.getMessage().contains(ClientConfig.COMPRESSION_LZ4_LEVEL), e.getMessage());
+    e = assertThrows(
+        IllegalArgumentException.class,
+        () -> ProducerSettings.from(
+            Map.of(ClientConfig.COMPRESSION_TYPE, "gzip", ClientConfig.COMPRESSION_GZIP_LEVEL, 0)));
+    assertTrue(e.getMessage().contains(ClientConfig.COMPRESSION_GZIP_LEVEL), e.getMessage());
   }
 
   @Test

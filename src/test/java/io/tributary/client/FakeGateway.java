@@ -146,6 +146,19 @@ final class FakeGateway {
     return out;
   }
 
+  /**
+   * Appends a batch as it is, without the validation a produce request gets (to store bytes a broker would refuse,
+   * e.g. a compressed section that does not decompress); offsets are assigned as for a produce.
+   */
+  synchronized void appendUnchecked(String topic, int partition, byte[] batch) {
+    Partition p = topics.get(topic).get(partition);
+    byte[] copy = batch.clone();
+    RecordBatch b = RecordBatch.wrap(copy);
+    b.setBaseOffset(p.highWatermark);
+    p.batches.add(copy);
+    p.highWatermark = b.nextOffset();
+  }
+
   synchronized void createTopic(String name, int partitions) {
     List<Partition> list = new ArrayList<>();
     for (int i = 0; i < partitions; i++) {

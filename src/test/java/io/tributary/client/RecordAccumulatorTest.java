@@ -67,6 +67,40 @@ class RecordAccumulatorTest {
     return acc.append(topic, partition, 1234L, null, value, null, size, false);
   }
 
+  /**
+   * With compression, batches are filled to an estimated compressed size of batch.size (Kafka's ratio estimator): the
+   * first batch holds batch.size uncompressed bytes, later ones of compressible data grow past it, but never past
+   * max.request.size less the allowance.
+   */
+  @Test
+  void compressedBatchesFillUpToTheEstimatedCompressedSizeCappedByMaxRequestSize() {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.COMPRESSION_TYPE, "lz4", ClientConfig.MAX_REQUEST_SIZE, 16 * 1024));
+    List<Integer> uncompressedCounts = new ArrayList<>();
+    for (int round = 0; round < 400; round++) {
+      while (true) { // one full batch
+        append(acc, "z", 0, bytes(50, 'a'));
+        RecordAccumulator.Drained d = acc.drain();
+        if (!d.batches().isEmpty()) {
+          ProducerBatch b = d.batches().get(0);
+          assertTrue(b.sizeInBytes() <= 16 * 1024 - RecordAccumulator.COMPRESSION_OVERHEAD_ALLOWANCE + 100,
+              "uncompressed " + b.sizeInBytes());
+          uncompressedCounts.add(b.recordCount());
+          RecordBatch wire = RecordBatch.validate(acc.close(b));
+          assertEquals(RecordBatch.COMPRESSION_LZ4, wire.compressionType());
+          assertEquals(b.recordCount(), wire.records().size());
+          acc.onSuccess(b, 0L, -1L);
+          break;
+        }
+      }
+    }
+    int first = uncompressedCounts.get(0);
+    int last = uncompressedCounts.get(uncompressedCounts.size() - 1);
+    assertTrue(first < 25, "the first batch holds about batch.size (1 KiB) uncompressed: " + first + " records");
+    assertTrue(last > 5 * first, "later batches grow as the ratio estimate falls: " + first + " then " + last);
+    assertTrue(acc.compressionRatio("z") < 0.5f, "ratio " + acc.compressionRatio("z"));
+  }
+
   @Test
   void recordsOfOnePartitionShareABatchUntilLingerExpires() {
     RecordAccumulator acc = accumulator(Map.of());

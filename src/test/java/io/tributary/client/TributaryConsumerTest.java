@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
+import io.tributary.broker.Gw;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
+import io.tributary.record.CompressionType;
+import io.tributary.record.RecordBatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -61,6 +64,61 @@ class TributaryConsumerTest {
       out.addAll(consumer.poll(Duration.ofMillis(200)));
     }
     return out;
+  }
+
+  /**
+   * A stored lz4 batch whose compressed section is garbage behind a valid CRC (a broker refuses it; here it is stored
+   * unchecked): poll fails with a typed INVALID_RECORD after the records before it, again on every poll, until the
+   * application seeks past it; the records after it are then read.
+   */
+  @Test
+  void compressedBatchThatDoesNotDecompressFailsPollWithInvalidRecordUntilSkipped() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("bad", 1);
+    TopicPartition tp = new TopicPartition("bad", 0);
+    s.fake().appendUnchecked("bad", 0, Gw.batch("good-", 10, 1000L, CompressionType.LZ4));
+    byte[] bad = Gw.batch("bad-", 10, 1000L, CompressionType.LZ4);
+    byte[] noise = new byte[bad.length - RecordBatch.RECORDS_OFFSET];
+    new java.util.Random(3).nextBytes(noise);
+    System.arraycopy(noise, 0, bad, RecordBatch.RECORDS_OFFSET, noise.length);
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(bad, RecordBatch.ATTRIBUTES_OFFSET, bad.length - RecordBatch.ATTRIBUTES_OFFSET);
+    java.nio.ByteBuffer.wrap(bad).putInt(RecordBatch.CRC_OFFSET, (int) crc.getValue());
+    assertTrue(RecordBatch.wrap(bad).isValid());
+    s.fake().appendUnchecked("bad", 0, bad);
+    s.fake().appendUnchecked("bad", 0, Gw.batch("after-", 5, 1000L, CompressionType.ZSTD));
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      consumer.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> got = new ArrayList<>();
+      TributaryException error = null;
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while ((error == null || got.size() < 10) && System.nanoTime() < deadline) {
+        try {
+          got.addAll(consumer.poll(Duration.ofMillis(200)));
+        } catch (TributaryException e) {
+          error = e;
+        }
+      }
+      assertTrue(error != null, "poll must fail on the batch that does not decompress");
+      assertEquals(ErrorCode.INVALID_RECORD, error.errorCode());
+      assertEquals(10, got.size());
+      for (int i = 0; i < 10; i++) {
+        assertEquals("good-" + i, got.get(i).value());
+        assertEquals(i, got.get(i).offset());
+      }
+      assertEquals(10L, consumer.position(tp));
+      TributaryException again = assertThrows(TributaryException.class, () -> pollFor(consumer, 1));
+      assertEquals(ErrorCode.INVALID_RECORD, again.errorCode());
+
+      consumer.seek(tp, 20L);
+      List<ConsumerRecord<String, String>> after = pollFor(consumer, 5);
+      assertEquals(5, after.size());
+      for (int i = 0; i < 5; i++) {
+        assertEquals("after-" + i, after.get(i).value());
+        assertEquals(20L + i, after.get(i).offset());
+      }
+    }
   }
 
   @Test
