@@ -57,6 +57,18 @@ public interface Producer<K, V> extends AutoCloseable {
    */
   CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record);
 
+  /**
+   * Sends a record asynchronously and runs {@code callback} when it completes, as Kafka's {@code send(record,
+   * callback)}: the cheap way to handle many records (one object per record; chaining on the returned future adds a
+   * dependent stage per record).
+   *
+   * @param callback run once with the metadata or the error (the same errors as {@link #send(ProducerRecord)}'s
+   *     future), on the producer's sender thread; {@code null} for none
+   * @return the record's future, as {@link #send(ProducerRecord)}
+   * @throws TributaryException at once, as {@link #send(ProducerRecord)} (the callback is not run then)
+   */
+  CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record, Callback callback);
+
   /** Sends every buffered record now and waits until each has completed (successfully or not). */
   void flush();
 

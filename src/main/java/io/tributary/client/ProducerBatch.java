@@ -80,7 +80,7 @@ final class ProducerBatch {
    * @return the record's future, or {@code null} if it does not fit (nothing changed)
    */
   CompletableFuture<RecordMetadata> tryAppend(
-      int batchSize, long timestamp, byte[] key, byte[] value, Header[] headers) {
+      int batchSize, long timestamp, byte[] key, byte[] value, Header[] headers, Callback callback) {
     if (!builder.hasRoomFor(batchSize, timestamp, key, value, headers)) {
       return null;
     }
@@ -93,7 +93,7 @@ final class ProducerBatch {
       keySizes = Arrays.copyOf(keySizes, n);
       valueSizes = Arrays.copyOf(valueSizes, n);
     }
-    CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+    CompletableFuture<RecordMetadata> future = new RecordFuture(callback);
     futures[i] = future;
     timestamps[i] = timestamp;
     keySizes[i] = key == null ? -1 : key.length;

@@ -246,6 +246,19 @@ final class RecordAccumulator {
     return memory.availablePermits();
   }
 
+  /** {@link #append(String, int, long, byte[], byte[], Header[], int, boolean, Callback)} without a callback. */
+  CompletableFuture<RecordMetadata> append(
+      String topic,
+      int partition,
+      long timestamp,
+      byte[] key,
+      byte[] value,
+      Header[] headers,
+      int reservedBytes,
+      boolean abortOnNewBatch) {
+    return append(topic, partition, timestamp, key, value, headers, reservedBytes, abortOnNewBatch, null);
+  }
+
   /**
    * Appends a record to the open batch of its partition, or to a new batch.
    *
@@ -264,7 +277,8 @@ final class RecordAccumulator {
       byte[] value,
       Header[] headers,
       int reservedBytes,
-      boolean abortOnNewBatch) {
+      boolean abortOnNewBatch,
+      Callback callback) {
     TopicQueues tq = topics.get(topic);
     if (tq == null) {
       tq = topics.computeIfAbsent(topic, t -> new TopicQueues());
@@ -280,7 +294,7 @@ final class RecordAccumulator {
       }
       ProducerBatch last = pq.deque.peekLast();
       if (last != null && !last.full && !last.drained) {
-        future = last.tryAppend(limit, timestamp, key, value, headers);
+        future = last.tryAppend(limit, timestamp, key, value, headers, callback);
         if (future != null) {
           last.reservedBytes += reservedBytes;
           if (last.sizeInBytes() >= limit) {
@@ -298,7 +312,7 @@ final class RecordAccumulator {
         long now = clock.getAsLong();
         int capacity = Math.max(batchSize, RecordBatch.HEADER_SIZE + reservedBytes);
         ProducerBatch batch = new ProducerBatch(topic, partition, pq.nextSequence++, now, capacity);
-        future = batch.tryAppend(limit, timestamp, key, value, headers);
+        future = batch.tryAppend(limit, timestamp, key, value, headers, callback);
         batch.reservedBytes = reservedBytes;
         pq.deque.addLast(batch);
         incomplete.add(batch);

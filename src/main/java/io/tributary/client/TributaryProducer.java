@@ -91,6 +91,21 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
    */
   @Override
   public CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record) {
+    return send(record, null);
+  }
+
+  @Override
+  public CompletionStage<RecordMetadata> send(ProducerRecord<K, V> record, Callback callback) {
+    CompletableFuture<RecordMetadata> future = enqueue(record, callback);
+    if (callback != null && future.isCompletedExceptionally() && !(future instanceof RecordFuture)) {
+      // refused before it was buffered: the callback hears it too (on this thread, as Kafka's)
+      future.whenComplete((md, ex) -> callback.onCompletion(null,
+          ex instanceof Exception e ? e : new RuntimeException(ex)));
+    }
+    return future;
+  }
+
+  private CompletableFuture<RecordMetadata> enqueue(ProducerRecord<K, V> record, Callback callback) {
     Objects.requireNonNull(record, "record");
     if (closed.get()) {
       throw new TributaryException(ErrorCode.INVALID_REQUEST, "Cannot send after the producer has been closed");
@@ -151,11 +166,11 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
         sticky = true;
       }
       CompletableFuture<RecordMetadata> future =
-          accumulator.append(topic, partition, timestamp, key, value, headers, size, sticky);
+          accumulator.append(topic, partition, timestamp, key, value, headers, size, sticky, callback);
       if (future == null) {
         partitioner.onNewBatch(topic, partition, numPartitions);
         partition = partitioner.stickyPartition(topic, numPartitions);
-        future = accumulator.append(topic, partition, timestamp, key, value, headers, size, false);
+        future = accumulator.append(topic, partition, timestamp, key, value, headers, size, false, callback);
       }
       return future;
     } catch (RuntimeException | Error e) {

@@ -114,6 +114,46 @@ class TributaryProducerTest {
   }
 
   @Test
+  void callbacksRunOnceWithTheMetadataOrTheErrorAndAThrowingCallbackHarmsNothing() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("cb", 1);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.MAX_REQUEST_SIZE, 1024))) {
+      int n = 500;
+      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
+      long[] offsets = new long[n];
+      java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+      for (int i = 0; i < n; i++) {
+        int index = i;
+        producer.send(new ProducerRecord<>("cb", "v" + i), (md, ex) -> {
+          calls.incrementAndGet();
+          offsets[index] = ex == null ? md.offset() : -2;
+          done.countDown();
+          if (index % 7 == 0) {
+            throw new IllegalStateException("an application bug in a callback");
+          }
+        });
+      }
+      assertTrue(done.await(30, TimeUnit.SECONDS));
+      producer.flush();
+      for (int i = 0; i < n; i++) {
+        assertEquals(i, offsets[i], "record " + i + " acknowledged in send order");
+      }
+      assertEquals(n, calls.get(), "each callback ran once");
+      assertEquals(n, s.fake().values("cb", 0).size());
+
+      // refused before it was buffered: the callback hears the error, and the future fails the same way
+      CompletableFuture<Exception> refused = new CompletableFuture<>();
+      CompletionStage<RecordMetadata> f = producer.send(new ProducerRecord<>("cb", "x".repeat(4096)),
+          (md, ex) -> refused.complete(md == null ? ex : null));
+      assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) refused.get(30, TimeUnit.SECONDS)).errorCode());
+      assertEquals(ErrorCode.MESSAGE_TOO_LARGE, failure(f).errorCode());
+      // and the producer still works
+      assertEquals(n, get(producer.send(new ProducerRecord<>("cb", "after"))).offset());
+    }
+  }
+
+  @Test
   void explicitPartitionIsUsedAndAnUnknownOneFails() throws Exception {
     Setup s = setup();
     s.fake().createTopic("explicit", 2);
