@@ -1,13 +1,14 @@
 package io.tributary.cli;
 
 import java.text.SimpleDateFormat;
+import java.util.Arrays;
 import java.util.Date;
 import java.util.Locale;
 import java.util.TimeZone;
 
 /**
- * The lines the perf tools print, in exactly the formats of Kafka's {@code ProducerPerformance} and
- * {@code ConsumerPerformance}, so the two tools' outputs can be put side by side (and parsed by the same scripts).
+ * The lines the perf tools print, in exactly the formats of Kafka's {@code ProducerPerformance},
+ * {@code ConsumerPerformance} and {@code EndToEndLatency}, so the two tools' outputs can be put side by side (and parsed by the same scripts).
  * Numbers always use {@code .} as decimal point ({@link Locale#ROOT}). Pure functions.
  */
 final class PerfFormat {
@@ -74,5 +75,30 @@ final class PerfFormat {
         fetchTimeMs,
         totalMb / (fetchTimeMs / 1000.0),
         messages / (fetchTimeMs / 1000.0));
+  }
+  /**
+   * Kafka's EndToEndLatency progress line, printed every 1000th record: the record's index, a tab, and its latency in
+   * ms as Java prints a {@code double} ({@code 1000\t1.234567}).
+   */
+  static String endToEndProgress(int index, long elapsedNanos) {
+    return index + "\t" + elapsedNanos / 1000.0 / 1000.0;
+  }
+
+  /** Kafka's EndToEndLatency average line: {@code Avg latency: %.4f ms}, the mean of the latencies. */
+  static String endToEndAverage(double totalNanos, int count) {
+    return String.format(Locale.ROOT, "Avg latency: %.4f ms", totalNanos / count / 1000.0 / 1000.0);
+  }
+
+  /**
+   * Kafka's EndToEndLatency percentile line: {@code Percentiles: 50th = %d, 99th = %d, 99.9th = %d}. As Kafka's tool:
+   * the latencies (whole ms) are sorted and the value at index {@code (int) (n * p)} is taken.
+   *
+   * @param latenciesMs one latency per record, ms; at least one; sorted in place
+   */
+  static String endToEndPercentiles(long[] latenciesMs) {
+    Arrays.sort(latenciesMs);
+    int n = latenciesMs.length;
+    return String.format(Locale.ROOT, "Percentiles: 50th = %d, 99th = %d, 99.9th = %d",
+        latenciesMs[(int) (n * 0.5)], latenciesMs[(int) (n * 0.99)], latenciesMs[(int) (n * 0.999)]);
   }
 }

@@ -43,7 +43,7 @@ class CommandLineTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"", "topics", "groups", "produce", "consume", "server", "quickstart", "perf", "perf produce",
-      "perf consume"})
+      "perf consume", "perf e2e-latency"})
   void helpWorksEverywhere(String command) {
     String[] words = command.isEmpty() ? new String[0] : command.split(" ");
     String[] args = new String[words.length + 1];
@@ -180,6 +180,18 @@ class CommandLineTest {
     Run r = run("perf", "consume", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t");
     assertEquals(Main.EXIT_USAGE, r.exitCode());
     assertTrue(r.err().contains("--messages") || r.err().contains("--num-records"), r.err());
+  }
+
+  @Test
+  void perfEndToEndLatencyNeedsItsRequiredFlagsAndValidAcks() {
+    Run r = run("perf", "e2e-latency", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--num-records", "10",
+        "--record-size", "100");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().contains("--producer-acks"), r.err());
+    Run badAcks = run("perf", "e2e-latency", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--num-records",
+        "10", "--record-size", "100", "--producer-acks", "2");
+    assertEquals(Main.EXIT_USAGE, badAcks.exitCode());
+    assertTrue(badAcks.err().contains("--producer-acks must be 0, 1, all or -1"), badAcks.err());
   }
 
   @Test

@@ -9,7 +9,7 @@ import java.util.TimeZone;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** The perf tools print exactly what Kafka's ProducerPerformance and ConsumerPerformance print. */
+/** The perf tools print exactly what Kafka's ProducerPerformance, ConsumerPerformance and EndToEndLatency print. */
 class PerfFormatTest {
 
   @Test
@@ -93,5 +93,45 @@ class PerfFormatTest {
         throw new AssertionError("not an uppercase letter: " + b);
       }
     }
+  }
+  @Test
+  void endToEndLinesHaveKafkasFormat() {
+    assertEquals("1000\t2.345678", PerfFormat.endToEndProgress(1000, 2_345_678));
+    assertEquals("0\t57.0", PerfFormat.endToEndProgress(0, 57_000_000));
+    // three records of 1.5, 2.5 and 3.5 ms
+    assertEquals("Avg latency: 2.5000 ms", PerfFormat.endToEndAverage(7_500_000.0, 3));
+  }
+
+  @Test
+  void endToEndPercentilesAreTakenAsKafkasTool() {
+    long[] latencies = new long[1000];
+    for (int i = 0; i < 1000; i++) {
+      latencies[i] = 1000 - i; // 1000 .. 1, unsorted
+    }
+    // sorted: index (int) (1000 * p) -> 501, 991, 1000
+    assertEquals("Percentiles: 50th = 501, 99th = 991, 99.9th = 1000", PerfFormat.endToEndPercentiles(latencies));
+    assertEquals("Percentiles: 50th = 7, 99th = 7, 99.9th = 7", PerfFormat.endToEndPercentiles(new long[] {7}));
+    assertEquals("Percentiles: 50th = 9, 99th = 9, 99.9th = 9", PerfFormat.endToEndPercentiles(new long[] {9, 1}));
+  }
+
+  @Test
+  void endToEndValueIsOneRepeatedUppercaseLetter() {
+    byte[] v = PerfEndToEndLatencyCommand.value(new java.util.Random(0), 100);
+    assertEquals(100, v.length);
+    for (byte b : v) {
+      assertEquals(v[0], b);
+    }
+    assertEquals(true, v[0] >= 'A' && v[0] <= 'Z');
+  }
+
+  @Test
+  void throttleDecisionIsKafkasThroughputThrottler() {
+    PerfProduceCommand.Throttler throttler = new PerfProduceCommand.Throttler(1000, 10_000);
+    assertEquals(false, throttler.shouldThrottle(5, 10_000)); // no time elapsed yet: never
+    assertEquals(false, throttler.shouldThrottle(1000, 11_000)); // exactly on target
+    assertEquals(true, throttler.shouldThrottle(1001, 11_000)); // above the average rate since the start
+    assertEquals(false, throttler.shouldThrottle(1500, 12_000));
+    PerfProduceCommand.Throttler unlimited = new PerfProduceCommand.Throttler(-1, 10_000);
+    assertEquals(false, unlimited.shouldThrottle(1_000_000, 10_001));
   }
 }

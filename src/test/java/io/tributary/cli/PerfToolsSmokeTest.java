@@ -1,0 +1,174 @@
+package io.tributary.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.broker.BrokerNode;
+import io.tributary.broker.TestNodes;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The short version of {@code bin/compare-kafka}, kept in {@code mvn verify} so that the perf tools keep working:
+ * {@code perf produce} (flat out and throttled), {@code perf consume} and {@code perf e2e-latency} against a broker
+ * in this JVM, their output parsed with the very regular expressions the benchmark script parses Kafka's tools with
+ * (read from the script), and the record counts checked.
+ */
+class PerfToolsSmokeTest {
+  static final Path SCRIPT = Path.of("bin", "compare-kafka");
+  static final Pattern SCRIPT_REGEX = Pattern.compile("^(RE_[A-Z0-9_]+)='(.*)'$");
+
+  static Map<String, Pattern> benchRegexes;
+  static Path dataDir;
+  static BrokerNode node;
+  static String bootstrap;
+
+  @BeforeAll
+  static void start() throws IOException {
+    benchRegexes = regexesOf(SCRIPT);
+    dataDir = TestNodes.tempDataDir();
+    node = TestNodes.start(dataDir, Map.of());
+    bootstrap = node.bootstrapServer();
+  }
+
+  @AfterAll
+  static void stop() throws IOException {
+    if (node != null) {
+      node.close();
+    }
+    try (Stream<Path> paths = Files.walk(dataDir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  /** The {@code RE_NAME='...'} lines of the script: POSIX extended regular expressions that Java reads alike. */
+  static Map<String, Pattern> regexesOf(Path script) throws IOException {
+    Map<String, Pattern> found = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(script, StandardCharsets.UTF_8)) {
+      Matcher m = SCRIPT_REGEX.matcher(line);
+      if (m.matches()) {
+        found.put(m.group(1), Pattern.compile(m.group(2)));
+      }
+    }
+    return found;
+  }
+
+  static Pattern re(String name) {
+    Pattern p = benchRegexes.get(name);
+    if (p == null) {
+      throw new AssertionError(name + " is not defined in " + SCRIPT + " (found " + benchRegexes.keySet() + ")");
+    }
+    return p;
+  }
+
+  static Matcher match(String name, String line) {
+    Matcher m = re(name).matcher(line);
+    assertTrue(m.matches(), "'" + line + "' does not match " + name + " of " + SCRIPT);
+    return m;
+  }
+
+  record Run(int exitCode, String out, String err) {
+    List<String> lines() {
+      return out.lines().toList();
+    }
+  }
+
+  static Run ok(String... args) {
+    CommandLine cmd = Main.newCommandLine();
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int code = cmd.execute(args);
+    assertEquals(Main.EXIT_OK, code, "stdout: " + out + "\nstderr: " + err);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void theScriptDefinesEveryRegexAndIsValidBash() throws Exception {
+    assertEquals(List.of("RE_PRODUCE_TOTAL", "RE_PRODUCE_WINDOW", "RE_CONSUME_HEADER", "RE_CONSUME_LINE", "RE_E2E_AVG",
+        "RE_E2E_PERCENTILES"), List.copyOf(benchRegexes.keySet()));
+    Process bash = new ProcessBuilder("bash", "-n", SCRIPT.toString()).redirectErrorStream(true).start();
+    String output = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(bash.waitFor(60, TimeUnit.SECONDS), "bash -n did not finish");
+    assertEquals(0, bash.exitValue(), output);
+  }
+
+  @Test
+  void produceThenConsumeThroughTheBenchParsers() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke", "--partitions", "2");
+    Run produced = ok("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke", "--num-records", "3000",
+        "--record-size", "100", "--throughput", "-1", "--producer-props", "acks=1", "linger.ms=5",
+        "batch.size=65536");
+    List<String> lines = produced.lines();
+    for (String line : lines.subList(0, lines.size() - 1)) {
+      match("RE_PRODUCE_WINDOW", line);
+    }
+    Matcher total = match("RE_PRODUCE_TOTAL", lines.get(lines.size() - 1));
+    assertEquals("3000", total.group(1));
+
+    Run consumed = ok("perf", "consume", "--bootstrap-server", bootstrap, "--topic", "smoke", "--messages", "3000");
+    assertEquals(2, consumed.lines().size(), consumed.out());
+    match("RE_CONSUME_HEADER", consumed.lines().get(0));
+    Matcher line = match("RE_CONSUME_LINE", consumed.lines().get(1));
+    assertEquals("3000", line.group(5)); // data.consumed.in.nMsg
+    assertEquals("0.2861", line.group(3)); // data.consumed.in.MB: 3000 x 100 B
+  }
+
+  @Test
+  void throttledProduceSendsEveryRecord() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-rate", "--partitions", "1");
+    Run produced = ok("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-rate", "--num-records",
+        "500", "--record-size", "100", "--throughput", "2000", "--producer-props", "acks=all", "linger.ms=5");
+    List<String> lines = produced.lines();
+    Matcher total = match("RE_PRODUCE_TOTAL", lines.get(lines.size() - 1));
+    assertEquals("500", total.group(1));
+  }
+
+  @Test
+  void endToEndLatencyPrintsKafkasLines() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-e2e", "--partitions", "1");
+    Run run = ok("perf", "e2e-latency", "--bootstrap-server", bootstrap, "--topic", "smoke-e2e", "--num-records",
+        "30", "--record-size", "100", "--producer-acks", "all");
+    List<String> lines = run.lines();
+    assertEquals(3, lines.size(), run.out());
+    assertTrue(lines.get(0).matches("0\t[0-9.E]+"), lines.get(0)); // progress line of record 0
+    match("RE_E2E_AVG", lines.get(1));
+    Matcher p = match("RE_E2E_PERCENTILES", lines.get(2));
+    assertTrue(Integer.parseInt(p.group(1)) <= Integer.parseInt(p.group(2)), lines.get(2));
+    assertTrue(Integer.parseInt(p.group(2)) <= Integer.parseInt(p.group(3)), lines.get(2));
+
+    // the 30 records are in the topic, each read back once
+    Run consumed = ok("perf", "consume", "--bootstrap-server", bootstrap, "--topic", "smoke-e2e", "--messages", "30",
+        "--hide-header");
+    assertEquals("30", match("RE_CONSUME_LINE", consumed.lines().get(0)).group(5));
+  }
+
+  @Test
+  void endToEndLatencyCreatesAMissingTopicAsKafka() {
+    Run run = ok("perf", "e2e-latency", "--bootstrap-server", bootstrap, "--topic", "smoke-e2e-new", "--num-records",
+        "3", "--record-size", "10", "--producer-acks", "1");
+    List<String> lines = run.lines();
+    assertEquals("Topic \"smoke-e2e-new\" does not exist. Will create topic with 1 partition(s) and replication"
+        + " factor = 1", lines.get(0));
+    match("RE_E2E_PERCENTILES", lines.get(lines.size() - 1));
+  }
+}
