@@ -92,7 +92,7 @@ final class PerfProduceCommand implements Callable<Integer> {
       Throttler throttler = new Throttler(throughput, stats.now());
       for (long i = 0; i < numRecords; i++) {
         long sendStartMs = stats.now();
-        producer.send(new ProducerRecord<byte[], byte[]>(topic, payload)).whenComplete((md, ex) -> {
+        producer.send(new ProducerRecord<byte[], byte[]>(topic, payload), (md, ex) -> {
           long now = stats.now();
           if (ex == null) {
             stats.record((int) (now - sendStartMs), payload.length, now);
