@@ -246,25 +246,13 @@ final class RecordAccumulator {
     return memory.availablePermits();
   }
 
-  /** {@link #append(String, int, long, byte[], byte[], Header[], int, boolean, Callback)} without a callback. */
-  CompletableFuture<RecordMetadata> append(
-      String topic,
-      int partition,
-      long timestamp,
-      byte[] key,
-      byte[] value,
-      Header[] headers,
-      int reservedBytes,
-      boolean abortOnNewBatch) {
-    return append(topic, partition, timestamp, key, value, headers, reservedBytes, abortOnNewBatch, null);
-  }
-
   /**
    * Appends a record to the open batch of its partition, or to a new batch.
    *
    * @param reservedBytes buffer memory already {@link #reserve reserved} for this record; the batch takes it over
    * @param abortOnNewBatch if the record would need a new batch, append nothing and return {@code null} (the sticky
    *     partitioner then moves to another partition and appends again, as Kafka's {@code abortOnNewBatch})
+   * @param callback run when the record completes (see {@link RecordFuture}); {@code null} for none
    * @return the record's future, or {@code null} if aborted (the reservation stays with the caller)
    * @throws TributaryException INVALID_REQUEST once {@link #beginClose} was called (the reservation stays with the
    *     caller)

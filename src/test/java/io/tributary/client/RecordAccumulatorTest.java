@@ -64,7 +64,7 @@ class RecordAccumulatorTest {
       RecordAccumulator acc, String topic, int partition, byte[] value) {
     int size = RecordBatchBuilder.estimateSizeInBytes(null, value, null);
     acc.reserve(size, 0);
-    return acc.append(topic, partition, 1234L, null, value, null, size, false);
+    return acc.append(topic, partition, 1234L, null, value, null, size, false, null);
   }
 
   /**
@@ -166,10 +166,10 @@ class RecordAccumulatorTest {
     RecordAccumulator acc = accumulator(Map.of());
     byte[] value = bytes(10, 1);
     int size = RecordBatchBuilder.estimateSizeInBytes(null, value, null);
-    assertNull(acc.append("t", 0, 1L, null, value, null, size, true), "no open batch yet");
-    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, false));
+    assertNull(acc.append("t", 0, 1L, null, value, null, size, true, null), "no open batch yet");
+    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, false, null));
     acc.reserve(size, 0);
-    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, true), "the open batch has room");
+    assertNotNull(acc.append("t", 0, 1L, null, value, null, size, true, null), "the open batch has room");
   }
 
   @Test

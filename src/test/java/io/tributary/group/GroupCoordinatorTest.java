@@ -86,7 +86,11 @@ class GroupCoordinatorTest {
 
     /** Receives the next push, applies it as a consumer would, acknowledges it. */
     AssignmentChanged next() {
-      AssignmentChanged a = (AssignmentChanged) probe.receiveMessage(Duration.ofSeconds(20));
+      return apply((AssignmentChanged) probe.receiveMessage(Duration.ofSeconds(20)));
+    }
+
+    /** Applies a push as a consumer would and acknowledges it. */
+    AssignmentChanged apply(AssignmentChanged a) {
       generation = a.generation();
       owned = new HashSet<>(a.assigned());
       gw.tell(new AssignmentAck(ProtocolVersions.CURRENT, group, memberId, generation, List.copyOf(owned)));
@@ -95,15 +99,14 @@ class GroupCoordinatorTest {
 
     /** As {@link #next()} if a push arrives within {@code max}; false if none did. */
     boolean nextWithin(Duration max) {
+      AssignmentChanged a;
       try {
-        AssignmentChanged a = (AssignmentChanged) probe.receiveMessage(max);
-        generation = a.generation();
-        owned = new HashSet<>(a.assigned());
-        gw.tell(new AssignmentAck(ProtocolVersions.CURRENT, group, memberId, generation, List.copyOf(owned)));
-        return true;
+        a = (AssignmentChanged) probe.receiveMessage(max);
       } catch (AssertionError timeout) {
         return false;
       }
+      apply(a);
+      return true;
     }
 
     GroupResponse commit(int generation, String topic, int partition, long offset) {
@@ -209,12 +212,8 @@ class GroupCoordinatorTest {
     assertEquals(3, revokeA.assigned().size(), "a revokes half: " + revokeA);
     M c = new M(g);
     assertEquals(ErrorCode.NONE, c.join(List.of(t), "cooperative-sticky", null).error());
-    for (M m : List.of(a, b)) {
-      AssignmentChanged r = m == a ? revokeA : revokeB;
-      m.generation = r.generation();
-      m.owned = new HashSet<>(r.assigned());
-      gw.tell(new AssignmentAck(ProtocolVersions.CURRENT, g, m.memberId, m.generation, List.copyOf(m.owned)));
-    }
+    a.apply(revokeA);
+    b.apply(revokeB);
     // every member ends with two partitions (after one more revocation round, which all three must acknowledge)
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (a.owned.size() != 2 || b.owned.size() != 2 || c.owned.size() != 2) {
