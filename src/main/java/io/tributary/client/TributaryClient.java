@@ -10,6 +10,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
+import io.tributary.util.Completions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -390,7 +391,8 @@ public final class TributaryClient implements AutoCloseable {
       return CompletableFuture.failedFuture(new TributaryException(ErrorCode.NETWORK_EXCEPTION, unusable));
     }
     if (health == null) {
-      return AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+      return Completions.direct(
+          AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler()));
     }
     int generation = health.generation();
     long sentNanos = System.nanoTime();
@@ -403,7 +405,7 @@ public final class TributaryClient implements AutoCloseable {
       result.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, e.toString(), e));
       return result;
     }
-    answer.whenComplete(
+    answer.whenCompleteAsync( // on the replying Akka thread (see Completions: no thread per answer)
         (response, failure) -> {
           if (failure == null) {
             health.answered(generation);
@@ -414,7 +416,8 @@ public final class TributaryClient implements AutoCloseable {
             }
             result.completeExceptionally(failure);
           }
-        });
+        },
+        Completions.DIRECT);
     return result;
   }
 

@@ -59,6 +59,7 @@ import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.TopicDescription;
 import io.tributary.record.Murmur2;
 import io.tributary.record.RecordBatchBuilder;
+import io.tributary.util.Completions;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -673,9 +674,9 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
   }
 
   private Behavior<Command> refreshMetadata(String forGroup) {
-    CompletionStage<AdminResponse> answer = AskPattern.ask(controller,
+    CompletionStage<AdminResponse> answer = Completions.direct(AskPattern.ask(controller,
         replyTo -> new Controller.Admin(new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, List.of(), replyTo)),
-        settings.askTimeout(), ctx.getSystem().scheduler());
+        settings.askTimeout(), ctx.getSystem().scheduler()));
     ctx.pipeToSelf(answer, (resp, ex) -> {
       Map<String, Integer> counts = null;
       if (ex == null && resp.error() == ErrorCode.NONE) {
@@ -1062,10 +1063,11 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     long id = nextWriteId++;
     inFlight.put(id, taken);
     byte[] batch = b.build();
-    CompletionStage<ProduceResponse> answer = AskPattern.ask(partitions,
+    // a plain future: pipeToSelf on Akka's ask future would start a thread per answer on a 2-core machine
+    CompletionStage<ProduceResponse> answer = Completions.direct(AskPattern.ask(partitions,
         replyTo -> new PartitionLeader.Produce(new ProduceRequest(ProtocolVersions.CURRENT, GroupSettings.OFFSETS_TOPIC,
             p, (short) -1, (int) settings.askTimeout().toMillis(), batch, replyTo)),
-        settings.askTimeout(), ctx.getSystem().scheduler());
+        settings.askTimeout(), ctx.getSystem().scheduler()));
     ctx.pipeToSelf(answer, (r, ex) -> ex != null ? new WriteDone(p, id, ErrorCode.REQUEST_TIMED_OUT, -1)
         : new WriteDone(p, id, r.error(), r.baseOffset()));
   }

@@ -2,13 +2,202 @@ package io.tributary.log;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Adapter;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.persistence.DeleteMessagesSuccess;
+import akka.persistence.JournalProtocol;
+import akka.persistence.typed.PersistenceId;
+import akka.persistence.typed.javadsl.CommandHandler;
+import akka.persistence.typed.javadsl.EventHandler;
+import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import com.typesafe.config.ConfigFactory;
+import io.tributary.broker.BrokerSettings;
+import java.io.File;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.fusesource.leveldbjni.JniDBFactory;
 import org.iq80.leveldb.CompressionType;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Options;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class TunedLeveldbJournalTest {
+  private static final String PLUGIN = BrokerSettings.journalPluginId(0);
+  private static final String PID = "writer-1";
+
+  @TempDir
+  Path dataDir;
+
+  /** Persists the values of each command as one atomic write and answers the sequence number of the last event. */
+  static final class Writer extends EventSourcedBehavior<Writer.Write, String, List<String>> {
+    record Write(List<String> values, ActorRef<Long> replyTo) {}
+
+    private final ActorContext<Write> ctx;
+
+    private Writer(ActorContext<Write> ctx) {
+      super(PersistenceId.ofUniqueId(PID));
+      this.ctx = ctx;
+    }
+
+    static Behavior<Write> create() {
+      return Behaviors.setup(Writer::new);
+    }
+
+    @Override
+    public String journalPluginId() {
+      return PLUGIN;
+    }
+
+    @Override
+    public String snapshotPluginId() {
+      return BrokerSettings.SNAPSHOT_PLUGIN_ID;
+    }
+
+    @Override
+    public List<String> emptyState() {
+      return new ArrayList<>();
+    }
+
+    @Override
+    public CommandHandler<Write, String, List<String>> commandHandler() {
+      return newCommandHandlerBuilder().forAnyState()
+          .onCommand(Write.class, (s, w) -> w.values().isEmpty()
+              ? Effect().none().thenRun(x -> w.replyTo().tell(lastSequenceNumber(ctx)))
+              : Effect().persist(w.values()).thenRun(x -> w.replyTo().tell(lastSequenceNumber(ctx))))
+          .build();
+    }
+
+    @Override
+    public EventHandler<List<String>, String> eventHandler() {
+      return newEventHandlerBuilder().forAnyState().onAnyEvent((s, e) -> {
+        s.add(e);
+        return s;
+      });
+    }
+  }
+
+  private ActorTestKit start(String journalClass) {
+    return ActorTestKit.create("tuned", ConfigFactory.parseString(
+            "tributary.data-dir = \"" + dataDir + "\"\n"
+                + "tributary.persistence.journal-0.class = \"" + journalClass + "\"")
+        .withFallback(ConfigFactory.defaultApplication())
+        .withFallback(ConfigFactory.defaultReferenceUnresolved()).resolve());
+  }
+
+  /** Sends {@code values} (empty: only asks) to a fresh writer incarnation and returns its last sequence number. */
+  private static long write(ActorTestKit kit, String... values) {
+    TestProbe<Long> probe = kit.createTestProbe();
+    ActorRef<Writer.Write> writer = kit.spawn(Writer.create());
+    writer.tell(new Writer.Write(List.of(values), probe.getRef()));
+    long seqNr = probe.receiveMessage(Duration.ofSeconds(15));
+    kit.stop(writer);
+    return seqNr;
+  }
+
+  /** Every key of journal-0 of persistence id {@link #PID}, as (sequence number, mapping id) pairs; the store closed. */
+  private List<long[]> keysOfWriter() throws Exception {
+    File dir = dataDir.resolve("journal-0").toFile();
+    List<long[]> keys = new ArrayList<>();
+    try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
+      int nid = -1;
+      for (it.seekToFirst(); it.hasNext(); ) {
+        Map.Entry<byte[], byte[]> e = it.next();
+        ByteBuffer k = ByteBuffer.wrap(e.getKey());
+        int id = k.getInt();
+        long seqNr = k.getLong();
+        int mapping = k.getInt();
+        if (id == 1 && PID.equals(new String(e.getValue(), StandardCharsets.UTF_8))) {
+          nid = mapping; // Akka's id mapping key: (1, 0, nid) -> persistence id
+        } else if (id == nid) {
+          keys.add(new long[] {seqNr, mapping});
+        }
+      }
+    }
+    return keys;
+  }
+
+  @Test
+  void eventsAreWrittenUnderTheirOwnKeysOnlyAndTheHighestSequenceNumberSurvivesARestart() throws Exception {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(1, write(kit, "a"));
+      assertEquals(4, write(kit, "b", "c", "d"), "one atomic write of three events");
+      assertEquals(4, write(kit), "a recovered incarnation continues from the stored events");
+    } finally {
+      kit.shutdownTestKit();
+    }
+    List<long[]> keys = keysOfWriter();
+    assertEquals(List.of(1L, 2L, 3L, 4L), keys.stream().map(k -> k[0]).toList(),
+        "one key per event and no counter key (sequence number 0) in front of them");
+
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(5, write(again, "e"), "numbering continues after a restart");
+    } finally {
+      again.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void aStoreWrittenByAkkasJournalIsReadAndContinued() throws Exception {
+    ActorTestKit akkas = start("akka.persistence.journal.leveldb.LeveldbJournal");
+    try {
+      assertEquals(2, write(akkas, "a", "b"));
+    } finally {
+      akkas.shutdownTestKit();
+    }
+    assertTrue(keysOfWriter().stream().anyMatch(k -> k[0] == 0), "Akka's journal writes a counter key");
+
+    ActorTestKit tuned = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(2, write(tuned), "recovers Akka's events");
+      assertEquals(4, write(tuned, "c", "d"));
+      assertEquals(4, write(tuned), "the stale counter (2) does not hide the newer events");
+    } finally {
+      tuned.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void deletingEveryEventKeepsTheHighestSequenceNumber() throws Exception {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(3, write(kit, "a", "b", "c"));
+      JournalAccess journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(kit.system()));
+      TestProbe<Object> probe = kit.createTestProbe();
+      journal.journal(PLUGIN).tell(new JournalProtocol.DeleteMessagesTo(PID, Long.MAX_VALUE,
+          Adapter.toClassic(probe.getRef())), akka.actor.ActorRef.noSender());
+      probe.expectMessageClass(DeleteMessagesSuccess.class, Duration.ofSeconds(15));
+    } finally {
+      kit.shutdownTestKit();
+    }
+    assertEquals(List.of(0L), keysOfWriter().stream().map(k -> k[0]).toList(),
+        "only the counter is left, holding the highest sequence number");
+
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(3, write(again), "no events, but the sequence number is not reset");
+      assertEquals(4, write(again, "d"), "and never reused");
+    } finally {
+      again.shutdownTestKit();
+    }
+  }
+
   @Test
   void theJournalConfigOfReferenceConfReachesLevelDbsOptions() {
     var plugin = ConfigFactory.load().getConfig("tributary.persistence.journal-1");
