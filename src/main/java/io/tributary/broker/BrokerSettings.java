@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param defaultReplicationFactor default replication factor ({@code default.replication.factor})
  * @param indexIntervalBytes bytes of batches between two offset index entries ({@code index.interval.bytes})
  * @param tailMaxBytes bytes of recent batches each partition keeps in memory to serve fetches
+ * @param tailIdle a partition without appends for this long drops its in-memory tail (checked at this interval)
  * @param snapshotEveryBatches a partition snapshot is taken every this many journal events
  * @param maxFrameSafeBatchBytes the largest batch the Artery frame size can carry with its envelope, bytes
  * @param fetchMaxBytesCap the most batch bytes one fetch response carries, bytes (keeps responses below the frame size)
@@ -38,6 +39,7 @@ public record BrokerSettings(
     short defaultReplicationFactor,
     int indexIntervalBytes,
     long tailMaxBytes,
+    Duration tailIdle,
     int snapshotEveryBatches,
     int maxFrameSafeBatchBytes,
     int fetchMaxBytesCap,
@@ -83,6 +85,8 @@ public record BrokerSettings(
     require(indexInterval >= 1, "tributary.broker.index.interval.bytes must be >= 1");
     long tail = t.getBytes("log.tail-max-bytes");
     require(tail >= 0, "tributary.log.tail-max-bytes must be >= 0");
+    long tailIdleMs = t.getLong("log.tail-idle-ms");
+    require(tailIdleMs >= 1, "tributary.log.tail-idle-ms must be >= 1");
     int snapEvery = t.getInt("log.snapshot-every-batches");
     require(snapEvery >= 1, "tributary.log.snapshot-every-batches must be >= 1");
     int fetchCap = (int) Math.min(frameSafe, t.getBytes("log.fetch-response-max-bytes"));
@@ -100,6 +104,7 @@ public record BrokerSettings(
         (short) rf,
         indexInterval,
         tail,
+        Duration.ofMillis(tailIdleMs),
         snapEvery,
         frameSafe,
         fetchCap,

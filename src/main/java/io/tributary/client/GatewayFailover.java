@@ -87,8 +87,13 @@ final class GatewayFailover {
     private final AtomicInteger generation = new AtomicInteger();
     private volatile long lastAnswerNanos = System.nanoTime();
     volatile ActorRef<Object> failover;
-    /** Requests in flight: each one's future, with the generation it was sent under. */
+    /** Requests in flight: each one's future, with the generation of the gateway it was forwarded to. */
     private final Map<CompletableFuture<?>, Integer> inFlight = new ConcurrentHashMap<>();
+    /**
+     * Requests asked but not yet forwarded to a gateway (in the failover actor's mailbox, or held while it probes),
+     * by identity. Giving a gateway up does not fail these: they were never sent to it, and go to the next one.
+     */
+    private final Map<Identity, CompletableFuture<?>> unsent = new ConcurrentHashMap<>();
     /** Why the client stopped sending (its ActorSystem or the JVM shuts down), or null. */
     private volatile String stopping;
 
@@ -99,6 +104,30 @@ final class GatewayFailover {
     void track(int gen, CompletableFuture<?> future) {
       inFlight.put(future, gen);
       future.whenComplete((r, f) -> inFlight.remove(future));
+    }
+
+    /**
+     * Registers {@code request}, about to be sent to the failover actor, until {@code future} completes; it counts as
+     * in flight through a gateway only once the actor {@link #forwarded} it (the exact instance: a local send).
+     */
+    void register(ClientRequest request, CompletableFuture<?> future) {
+      Identity key = new Identity(request);
+      unsent.put(key, future);
+      future.whenComplete((r, f) -> {
+        unsent.remove(key);
+        inFlight.remove(future);
+      });
+    }
+
+    /** The failover actor sent {@code request} to the gateway of generation {@code gen}. */
+    void forwarded(ClientRequest request, int gen) {
+      CompletableFuture<?> future = unsent.remove(new Identity(request));
+      if (future != null && !future.isDone()) {
+        inFlight.put(future, gen);
+        if (future.isDone()) {
+          inFlight.remove(future); // completed meanwhile: its own removal may have run before the put
+        }
+      }
     }
 
     /**
@@ -122,11 +151,14 @@ final class GatewayFailover {
       for (CompletableFuture<?> f : inFlight.keySet()) {
         f.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, reason));
       }
+      for (CompletableFuture<?> f : unsent.values()) {
+        f.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, reason));
+      }
     }
 
-    /** How many tracked requests are in flight. */
+    /** How many tracked requests are in flight (forwarded or not yet). */
     int inFlight() {
-      return inFlight.size();
+      return inFlight.size() + unsent.size();
     }
 
     /** Why requests are refused at once (the client's ActorSystem or the JVM shuts down), or null while they are not. */
@@ -160,6 +192,19 @@ final class GatewayFailover {
     private void switched(int newGeneration) {
       lastAnswerNanos = System.nanoTime();
       generation.set(newGeneration);
+    }
+  }
+
+  /** A key that is equal only to itself's referent (requests are records: their equals compares contents). */
+  private record Identity(Object referent) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Identity other && other.referent == referent;
+    }
+
+    @Override
+    public int hashCode() {
+      return System.identityHashCode(referent);
     }
   }
 
@@ -246,6 +291,7 @@ final class GatewayFailover {
         hold(request);
       } else {
         current.tell(request);
+        health.forwarded(request, generation);
       }
     } else if (message instanceof Suspect s) {
       if (s.generation() == generation && !probing && !stopIfShuttingDown()) {
@@ -415,7 +461,9 @@ final class GatewayFailover {
     use(index, gateway);
     dropExpiredHeld();
     while (!held.isEmpty()) {
-      current.tell(held.pollFirst().request());
+      ClientRequest request = held.pollFirst().request();
+      current.tell(request);
+      health.forwarded(request, generation);
     }
   }
 

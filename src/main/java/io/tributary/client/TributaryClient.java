@@ -397,10 +397,14 @@ public final class TributaryClient implements AutoCloseable {
     int generation = health.generation();
     long sentNanos = System.nanoTime();
     CompletableFuture<R> result = new CompletableFuture<>();
-    health.track(generation, result); // failed at once if the gateway is given up before it is answered
     CompletionStage<R> answer;
     try {
-      answer = AskPattern.ask(gateway, factory::apply, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
+      // failed at once if the gateway it is forwarded to is given up before it is answered
+      answer = AskPattern.ask(gateway, replyTo -> {
+        ClientRequest request = factory.apply(replyTo);
+        health.register(request, result);
+        return request;
+      }, Duration.ofMillis(Math.max(1, timeoutMs)), system.scheduler());
     } catch (RuntimeException e) { // e.g. the scheduler of a terminated ActorSystem
       result.completeExceptionally(new TributaryException(ErrorCode.NETWORK_EXCEPTION, e.toString(), e));
       return result;

@@ -53,10 +53,14 @@ import org.slf4j.LoggerFactory;
  * <h2>Fetching</h2>
  * Per assigned partition it keeps a position (the next offset {@link #poll} returns), a buffer of fetched records not
  * yet returned, and at most one request in flight. {@link #poll} sends a {@link FetchRequest} for every partition that
- * has a position, an empty buffer, no fetch in flight and is not paused (a long poll of up to {@code
- * fetch.max.wait.ms}, never longer than what is left of the poll's timeout); an {@link OffsetFetch} (one for all of
- * them) for partitions whose start is the group's committed offset ({@code group.id} set, no explicit seek); and a
- * {@link ListOffsetsRequest} for every partition without a position otherwise ({@code auto.offset.reset}, or the
+ * has a position, no fetch in flight, is not paused and holds the records of at most one fetch response (a long poll
+ * of up to {@code fetch.max.wait.ms}, never longer than what is left of the poll's timeout). So while the application
+ * works through one response the next is already being read and sent (Kafka's consumer fetches a partition again only
+ * once its buffered records are drained; with one partition the broker and the consumer then take turns instead of
+ * working at the same time). A partition holds at most two responses, {@code 2 × max.partition.fetch.bytes}; an error
+ * of a fetch ahead is handled once the records before it are returned. It also sends an {@link OffsetFetch} (one for
+ * all of them) for partitions whose start is the group's committed offset ({@code group.id} set, no explicit seek);
+ * and a {@link ListOffsetsRequest} for every partition without a position otherwise ({@code auto.offset.reset}, or the
  * pending {@link #seekToBeginning} / {@link #seekToEnd}). Answers arrive on Akka threads into a queue that only {@code
  * poll} (and the blocking calls) read; an answer for a partition that was re-seeked, revoked or unassigned since is
  * discarded (every seek, reset or (re)assignment gives the partition a new epoch). Fetches still in flight when {@code
@@ -118,6 +122,10 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     long retryAtMs;
     /** Fetched records at and after {@link #position}, in offset order. */
     final ArrayDeque<Record> buffer = new ArrayDeque<>();
+    /** While {@link #buffer} is not empty: the offset after its last record, where the next fetch continues. */
+    long bufferEnd = -1;
+    /** Fetch responses with records in {@link #buffer}: one more is fetched ahead while this is at most 1. */
+    int responsesBuffered;
     long highWatermark = -1;
     boolean unknownThisPoll;
     boolean answeredThisPoll;
@@ -787,7 +795,9 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
             sendListOffsets(state, timestampOf(strategy));
           }
         }
-      } else if (!state.fetchInFlight && state.buffer.isEmpty() && !state.paused && isSubscribedTopic(state.tp)) {
+      } else if (!state.fetchInFlight && state.responsesBuffered <= 1 && !state.paused
+          && isSubscribedTopic(state.tp)) {
+        // an empty buffer, or the records of one response: fetch the next ones while these are consumed
         int maxWaitMs = (int) Math.max(0, Math.min(settings.fetchMaxWaitMs(), pollDeadline - now));
         sendFetch(state, maxWaitMs);
       }
@@ -804,7 +814,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private void sendFetch(PartitionState state, int maxWaitMs) {
     TopicPartition tp = state.tp;
     long epoch = state.epoch;
-    long offset = state.position;
+    long offset = fetchPosition(state);
     state.fetchInFlight = true;
     CompletionStage<FetchResponse> answer =
         client.ask(
@@ -954,7 +964,13 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       return;
     }
     state.fetchInFlight = false;
-    if (state.position != done.fetchOffset() || !state.buffer.isEmpty()) {
+    if (done.fetchOffset() != fetchPosition(state)) {
+      return;
+    }
+    if (!state.buffer.isEmpty()
+        && (done.failure() != null || done.response().error() != ErrorCode.NONE)) {
+      // a failed fetch ahead: the buffered records come first; fetched again (and its error handled) after them
+      state.retryAtMs = Metadata.nowMs() + settings.retryBackoffMs();
       return;
     }
     ErrorCode error;
@@ -1577,8 +1593,26 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   // Records
 
   /** Decodes the batches of a fetch into the partition's buffer: records from the position, below the HW. */
+  /** Where the next fetch of {@code state} starts: its position, or after its buffered records. */
+  private static long fetchPosition(PartitionState state) {
+    return state.buffer.isEmpty() ? state.position : state.bufferEnd;
+  }
+
   private void buffer(PartitionState state, FetchResponse response) {
-    long next = state.position;
+    long next = fetchPosition(state);
+    int before = state.buffer.size();
+    try {
+      appendRecords(state, response, next);
+    } finally {
+      if (state.buffer.size() > before) {
+        state.responsesBuffered++;
+        state.bufferEnd = state.buffer.peekLast().offset() + 1;
+      }
+    }
+  }
+
+  private void appendRecords(PartitionState state, FetchResponse response, long from) {
+    long next = from;
     long hw = response.highWatermark();
     for (byte[] bytes : response.batches()) {
       RecordBatch batch;
@@ -1646,6 +1680,9 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
         }
         buffer.pollFirst();
         state.position = record.offset() + 1;
+        if (buffer.isEmpty()) {
+          state.responsesBuffered = 0;
+        }
         out.add(
             new ConsumerRecord<>(
                 topic, state.tp.partition(), record.offset(), record.timestamp(), key, value, record.headers()));
@@ -1766,6 +1803,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private void reset(PartitionState state) {
     state.epoch = ++epochCounter;
     state.buffer.clear();
+    state.responsesBuffered = 0;
     state.fetchInFlight = false;
     state.listOffsetsInFlight = false;
     state.committedInFlight = false;

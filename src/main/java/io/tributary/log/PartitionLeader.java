@@ -259,6 +259,7 @@ public final class PartitionLeader
    * @param sizeInBytes bytes of record batches retained
    * @param journalWrites journal writes (persists) this leader incarnation made for appends; with group commit it is
    *     at most the number of produce requests
+   * @param tailBytes bytes of record batches in the in-memory tail (0 after {@code tail-idle-ms} without appends)
    */
   public record PartitionStatus(
       String topic,
@@ -269,7 +270,8 @@ public final class PartitionLeader
       long highWatermark,
       int leaderEpoch,
       long sizeInBytes,
-      long journalWrites)
+      long journalWrites,
+      long tailBytes)
       implements HotPath {}
 
   private interface InternalCommand extends Command, akka.actor.NoSerializationVerificationNeeded {
@@ -284,6 +286,11 @@ public final class PartitionLeader
   }
 
   private enum RetentionCheck implements InternalCommand {
+    INSTANCE
+  }
+
+  /** Every {@code tail-idle-ms}: drop the in-memory tail if nothing was appended since the last check. */
+  private enum TailIdleCheck implements InternalCommand {
     INSTANCE
   }
 
@@ -405,6 +412,8 @@ public final class PartitionLeader
   private final Map<Long, Waiter> waiters = new HashMap<>();
   private long nextWaiterId;
   private long deletedToSeqNr;
+  /** The log end offset at the last {@link TailIdleCheck}; unchanged at the next one means idle. */
+  private long logEndAtLastTailCheck = -1;
   private long journalWrites;
   private final ReplicationSettings replication;
   private final ActorRef<Command> router;
@@ -518,6 +527,7 @@ public final class PartitionLeader
                 state.lastSeqNr(), lastSequenceNumber(ctx));
           }
           timers.startTimerWithFixedDelay(RetentionCheck.INSTANCE, settings.retentionCheckInterval());
+          timers.startTimerWithFixedDelay(TailIdleCheck.INSTANCE, settings.tailIdle());
           timers.startTimerWithFixedDelay(IsrCheck.INSTANCE,
               java.time.Duration.ofMillis(Math.max(50, replication.replicaLagTimeMax().toMillis() / 2)));
         })
@@ -541,6 +551,7 @@ public final class PartitionLeader
         .onCommand(FetchWaitExpired.class, this::onFetchWaitExpired)
         .onCommand(ListOffsets.class, this::onListOffsets)
         .onCommand(RetentionCheck.class, this::onRetentionCheck)
+        .onCommand(TailIdleCheck.class, this::onTailIdleCheck)
         .onCommand(ApplyRetention.class, (state, cmd) -> onRetentionCheck(state, RetentionCheck.INSTANCE))
         .onCommand(UpdateRole.class, this::onUpdateRole)
         .onCommand(ReplicaFetch.class, this::onReplicaFetch)
@@ -902,6 +913,15 @@ public final class PartitionLeader
   }
 
   // --- retention
+
+  private Effect<Event, PartitionLog> onTailIdleCheck(PartitionLog state, TailIdleCheck cmd) {
+    long end = state.logEndOffset();
+    if (end == logEndAtLastTailCheck && state.tailBytes() > 0) {
+      state.dropTail();
+    }
+    logEndAtLastTailCheck = end;
+    return Effect().none();
+  }
 
   private Effect<Event, PartitionLog> onRetentionCheck(PartitionLog state, RetentionCheck cmd) {
     if (!state.isActive()) {
@@ -1491,7 +1511,8 @@ public final class PartitionLeader
   private Effect<Event, PartitionLog> onGetStatus(PartitionLog state, GetStatus cmd) {
     cmd.replyTo().tell(new PartitionStatus(topic, partition,
         state.isActive() ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, state.logStartOffset(),
-        state.logEndOffset(), state.highWatermark(), state.leaderEpoch(), state.sizeInBytes(), journalWrites));
+        state.logEndOffset(), state.highWatermark(), state.leaderEpoch(), state.sizeInBytes(), journalWrites,
+        state.tailBytes()));
     return Effect().none();
   }
 

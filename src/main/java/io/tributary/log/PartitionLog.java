@@ -346,6 +346,20 @@ public final class PartitionLog {
     return index.totalBytes();
   }
 
+  /**
+   * Empties the in-memory tail (an idle partition gives its memory back); fetches then read the journal until the
+   * next append starts a new tail. Not an event: the tail is a cache, never part of the replicated state.
+   */
+  void dropTail() {
+    tail.clear();
+    tailBytes = 0;
+  }
+
+  /** Bytes of record batches in the in-memory tail. */
+  long tailBytes() {
+    return tailBytes;
+  }
+
   /** The lowest offset the in-memory tail can serve, or {@link Long#MAX_VALUE} if the tail is empty. */
   long tailStartOffset() {
     TailEntry first = tail.peekFirst();

@@ -487,7 +487,7 @@ public final class ReplicaManager {
     } else if (cmd instanceof PartitionLeader.DeletePartition d) {
       d.replyTo().tell(new PartitionLeader.PartitionAck(d.topic(), d.partition(), error));
     } else if (cmd instanceof PartitionLeader.GetStatus g) {
-      g.replyTo().tell(new PartitionLeader.PartitionStatus(g.topic(), g.partition(), error, -1, -1, -1, -1, 0, 0));
+      g.replyTo().tell(new PartitionLeader.PartitionStatus(g.topic(), g.partition(), error, -1, -1, -1, -1, 0, 0, 0));
     } else if (cmd instanceof PartitionLeader.DeleteRecords d) {
       d.replyTo().tell(new PartitionLeader.RecordsDeleted(d.topic(), d.partition(), error, -1));
     } else if (cmd instanceof PartitionLeader.ReplicaFetch r) {

@@ -201,7 +201,7 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
       out.str(a.topic()).i32(a.partition()).i32(a.error().code());
     } else if (o instanceof PartitionLeader.PartitionStatus s) {
       out.str(s.topic()).i32(s.partition()).i32(s.error().code()).i64(s.logStartOffset()).i64(s.logEndOffset())
-          .i64(s.highWatermark()).i32(s.leaderEpoch()).i64(s.sizeInBytes()).i64(s.journalWrites());
+          .i64(s.highWatermark()).i32(s.leaderEpoch()).i64(s.sizeInBytes()).i64(s.journalWrites()).i64(s.tailBytes());
     } else if (o instanceof PartitionLeader.PartitionCreated c) {
       out.str(c.topicId());
       writeConfig(out, c.config());
@@ -303,7 +303,7 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
         case "DR" -> new PartitionLeader.DeleteRecords(in.str(), in.i32(), in.i64(), resolve(in.str()));
         case "RD" -> new PartitionLeader.RecordsDeleted(in.str(), in.i32(), error(in.i32()), in.i64());
         case "PS" -> new PartitionLeader.PartitionStatus(
-            in.str(), in.i32(), error(in.i32()), in.i64(), in.i64(), in.i64(), in.i32(), in.i64(), in.i64());
+            in.str(), in.i32(), error(in.i32()), in.i64(), in.i64(), in.i64(), in.i32(), in.i64(), in.i64(), in.i64());
         case "EC" -> new PartitionLeader.PartitionCreated(in.str(), readConfig(in), in.i64());
         case "EL" -> new PartitionLeader.LogStartOffsetAdvanced(in.i64(), in.i64());
         case "ED" -> {

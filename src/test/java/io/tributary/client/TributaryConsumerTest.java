@@ -207,11 +207,49 @@ class TributaryConsumerTest {
       consumer.assign(List.of(tp));
       List<ConsumerRecord<String, String>> first = pollFor(consumer, 1);
       assertEquals(10, first.size());
-      long fetches = s.fake().countOf(FetchRequest.class);
       List<ConsumerRecord<String, String>> second = consumer.poll(Duration.ZERO);
       assertEquals(10, second.size());
       assertEquals(10L, second.get(0).offset());
-      assertEquals(fetches, s.fake().countOf(FetchRequest.class), "served from the buffer");
+      assertEquals(List.of(), s.fake().requests(FetchRequest.class, f -> f.fetchOffset() > 0 && f.fetchOffset() < 100),
+          "served from the buffer: nothing fetched again (a fetch ahead starts after the buffered records, at 100)");
+    }
+  }
+
+  /**
+   * While the application works through the records of one fetch response, the next fetch is already out, starting
+   * after the buffered records; with a small fetch size (many responses) every record is still returned once, in
+   * order.
+   */
+  @Test
+  void theNextFetchGoesOutWhileTheRecordsOfOneResponseAreBuffered() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("ahead", 1);
+    TopicPartition tp = new TopicPartition("ahead", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "ahead", 0, "a", 300);
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest",
+          ClientConfig.MAX_POLL_RECORDS, 1, ClientConfig.MAX_PARTITION_FETCH_BYTES, 1024));
+      consumer.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> first = pollFor(consumer, 1);
+      assertEquals(0L, first.get(0).offset());
+      // no further poll: the fetch after the first response was sent by the poll that returned its first record
+      FetchRequest ahead = s.fake().awaitRequest(FetchRequest.class, f -> f.fetchOffset() > 1);
+      List<FetchRequest> fetches = s.fake().requests(FetchRequest.class, f -> true);
+      assertEquals(0L, fetches.get(0).fetchOffset());
+      assertTrue(ahead.fetchOffset() < 300, "a full response holds at most 1024 bytes, fewer than 300 records");
+
+      List<ConsumerRecord<String, String>> rest = pollFor(consumer, 299);
+      assertEquals(299, rest.size());
+      for (int i = 0; i < rest.size(); i++) {
+        assertEquals(i + 1, rest.get(i).offset(), "no gap, no repeat");
+        assertEquals("a-" + (i + 1), rest.get(i).value());
+      }
+      List<Long> offsets = s.fake().requests(FetchRequest.class, f -> true).stream()
+          .map(FetchRequest::fetchOffset).toList();
+      for (int i = 1; i < offsets.size(); i++) {
+        assertTrue(offsets.get(i) >= offsets.get(i - 1), "fetches move forward: " + offsets);
+      }
+      consumer.close();
     }
   }
 

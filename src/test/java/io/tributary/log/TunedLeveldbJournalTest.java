@@ -109,7 +109,7 @@ class TunedLeveldbJournalTest {
     return seqNr;
   }
 
-  /** Every key of journal-0 of persistence id {@link #PID}, as (sequence number, mapping id) pairs; the store closed. */
+  /** Every key of {@link #PID} in journal-0 as (sequence number, mapping id); call with the store closed. */
   private List<long[]> keysOfWriter() throws Exception {
     File dir = dataDir.resolve("journal-0").toFile();
     List<long[]> keys = new ArrayList<>();

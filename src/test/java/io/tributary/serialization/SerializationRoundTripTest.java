@@ -146,7 +146,7 @@ class SerializationRoundTripTest {
         new PartitionLeader.DeleteRecords("t", 1, 77L, ref()),
         new PartitionLeader.ApplyRetention("t", 1),
         new PartitionLeader.RecordsDeleted("t", 1, ErrorCode.NONE, 77L),
-        new PartitionLeader.PartitionStatus("t", 1, ErrorCode.NONE, 1, 2, 3, 4, 5, 6),
+        new PartitionLeader.PartitionStatus("t", 1, ErrorCode.NONE, 1, 2, 3, 4, 5, 6, 7),
         new PartitionLeader.PartitionCreated("id", CONFIG, 17L),
         new PartitionLeader.RecordsAppended(b),
         new PartitionLeader.LogStartOffsetAdvanced(10L, 4L),

@@ -24,7 +24,8 @@ class CompletionsTest {
     Promise<String> p = promise();
     CompletionStage<String> akkaStyle = FutureConverters.asJava(p.future());
     AtomicReference<Thread> ranOn = new AtomicReference<>();
-    CompletableFuture<String> done = Completions.direct(akkaStyle).whenComplete((v, e) -> ranOn.set(Thread.currentThread()));
+    CompletableFuture<String> done =
+        Completions.direct(akkaStyle).whenComplete((v, e) -> ranOn.set(Thread.currentThread()));
 
     AtomicReference<Thread> completer = new AtomicReference<>();
     Thread t = new Thread(() -> {
