@@ -124,8 +124,11 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     final ArrayDeque<Record> buffer = new ArrayDeque<>();
     /** While {@link #buffer} is not empty: the offset after its last record, where the next fetch continues. */
     long bufferEnd = -1;
-    /** Fetch responses with records in {@link #buffer}: one more is fetched ahead while this is at most 1. */
-    int responsesBuffered;
+    /**
+     * The end offset (after the last record) of each fetch response with records still in {@link #buffer}, oldest
+     * first: one more response is fetched ahead while at most one is buffered.
+     */
+    final ArrayDeque<Long> bufferedResponseEnds = new ArrayDeque<>();
     long highWatermark = -1;
     boolean unknownThisPoll;
     boolean answeredThisPoll;
@@ -795,7 +798,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
             sendListOffsets(state, timestampOf(strategy));
           }
         }
-      } else if (!state.fetchInFlight && state.responsesBuffered <= 1 && !state.paused
+      } else if (!state.fetchInFlight && state.bufferedResponseEnds.size() <= 1 && !state.paused
           && isSubscribedTopic(state.tp)) {
         // an empty buffer, or the records of one response: fetch the next ones while these are consumed
         int maxWaitMs = (int) Math.max(0, Math.min(settings.fetchMaxWaitMs(), pollDeadline - now));
@@ -1605,8 +1608,8 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       appendRecords(state, response, next);
     } finally {
       if (state.buffer.size() > before) {
-        state.responsesBuffered++;
         state.bufferEnd = state.buffer.peekLast().offset() + 1;
+        state.bufferedResponseEnds.addLast(state.bufferEnd);
       }
     }
   }
@@ -1680,8 +1683,8 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
         }
         buffer.pollFirst();
         state.position = record.offset() + 1;
-        if (buffer.isEmpty()) {
-          state.responsesBuffered = 0;
+        while (!state.bufferedResponseEnds.isEmpty() && state.position >= state.bufferedResponseEnds.peekFirst()) {
+          state.bufferedResponseEnds.pollFirst(); // every record of the oldest response returned
         }
         out.add(
             new ConsumerRecord<>(
@@ -1803,7 +1806,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private void reset(PartitionState state) {
     state.epoch = ++epochCounter;
     state.buffer.clear();
-    state.responsesBuffered = 0;
+    state.bufferedResponseEnds.clear();
     state.fetchInFlight = false;
     state.listOffsetsInFlight = false;
     state.committedInFlight = false;

@@ -236,9 +236,16 @@ class TributaryConsumerTest {
       FetchRequest ahead = s.fake().awaitRequest(FetchRequest.class, f -> f.fetchOffset() > 1);
       List<FetchRequest> fetches = s.fake().requests(FetchRequest.class, f -> true);
       assertEquals(0L, fetches.get(0).fetchOffset());
-      assertTrue(ahead.fetchOffset() < 300, "a full response holds at most 1024 bytes, fewer than 300 records");
+      long secondStart = ahead.fetchOffset();
+      assertTrue(secondStart < 300, "a full response holds at most 1024 bytes, fewer than 300 records");
 
-      List<ConsumerRecord<String, String>> rest = pollFor(consumer, 299);
+      List<ConsumerRecord<String, String>> rest = pollFor(consumer, (int) secondStart); // to the second's first record
+      assertEquals(secondStart, rest.get(rest.size() - 1).offset());
+      // the first response is used up, the second is buffered: the third goes out while its records are returned
+      FetchRequest third = s.fake().awaitRequest(FetchRequest.class, f -> f.fetchOffset() > secondStart);
+      assertTrue(third.fetchOffset() < 300);
+
+      rest.addAll(pollFor(consumer, 300 - 1 - rest.size()));
       assertEquals(299, rest.size());
       for (int i = 0; i < rest.size(); i++) {
         assertEquals(i + 1, rest.get(i).offset(), "no gap, no repeat");
