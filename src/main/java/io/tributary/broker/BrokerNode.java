@@ -54,11 +54,20 @@ public final class BrokerNode implements AutoCloseable {
     this.lock = lock;
   }
 
+  /** A second broker was started on a data directory that a running broker holds ({@code <data-dir>/.lock}). */
+  public static final class DataDirInUseException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    DataDirInUseException(String message) {
+      super(message);
+    }
+  }
+
   /**
    * Locks {@code dataDir/.lock} for this process, so that a second broker on the same data directory fails at once
    * with a clear message instead of fighting over the LevelDB journals.
    *
-   * @throws IllegalStateException if another process (or node in this JVM) holds it
+   * @throws DataDirInUseException if another process (or node in this JVM) holds it
    */
   private static FileChannel lockDataDir(Path dataDir) {
     Path file = dataDir.resolve(".lock");
@@ -72,7 +81,7 @@ public final class BrokerNode implements AutoCloseable {
       }
       if (held == null) {
         channel.close();
-        throw new IllegalStateException("The data directory " + dataDir
+        throw new DataDirInUseException("The data directory " + dataDir
             + " is in use by another Tributary broker (it holds " + file + ")");
       }
       return channel;
@@ -113,6 +122,7 @@ public final class BrokerNode implements AutoCloseable {
    *
    * @param config a config from {@link #config}
    * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated)
+   * @throws DataDirInUseException if another broker holds the data directory
    * @throws IllegalArgumentException for invalid settings
    */
   public static BrokerNode start(Config config) {

@@ -122,6 +122,9 @@ final class ServerCommand implements Callable<Integer> {
       if (membership != null) {
         membership.close();
       }
+      if (e instanceof BrokerNode.DataDirInUseException) {
+        throw new CliException(e.getMessage(), e); // a plain one-line error, not an internal failure
+      }
       throw e;
     }
     if (membership != null) {

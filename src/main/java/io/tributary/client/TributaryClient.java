@@ -140,7 +140,7 @@ public final class TributaryClient implements AutoCloseable {
    *
    * <p>All nodes of the list are asked at once (Akka's Identify to each gateway, answered even while the controller
    * moves); the first node of the list whose gateway answers becomes this client's gateway (nodes before it that do
-   * not answer within the timeout are passed over).
+   * not answer are passed over one second after a later node answered).
    * Blocks up to {@code request.timeout.ms}. The others are kept: when the gateway's node is lost, the client moves
    * to another node of the list (see the class comment).
    *
@@ -565,9 +565,16 @@ public final class TributaryClient implements AutoCloseable {
   }
 
   /**
+   * How long a node that answered waits for the nodes before it in the bootstrap list: a live node answers Identify
+   * in milliseconds, a dead address never does (its ask runs into request.timeout.ms).
+   */
+  static final long EARLIER_NODE_GRACE_MS = 1_000;
+
+  /**
    * Asks every node's gateway at once with Akka's built-in {@link akka.actor.Identify} (answered by the gateway actor
    * itself, so a node whose controller is moving still counts as reachable); the first in list order that exists
-   * wins once every node before it has failed. Returns its index.
+   * wins once every node before it has failed, or {@link #EARLIER_NODE_GRACE_MS} after a later one answered (a dead
+   * first address costs a second, not the whole request timeout). Returns its index.
    */
   private static int findGateway(
       ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
@@ -597,6 +604,19 @@ public final class TributaryClient implements AutoCloseable {
                   break;
                 }
               }
+            }
+            if (found && !first.isDone()) {
+              // nodes before this one have not answered yet: give them a moment, then take the first that has
+              system.scheduler().scheduleOnce(Duration.ofMillis(EARLIER_NODE_GRACE_MS), () -> {
+                synchronized (state) {
+                  for (int k = 0; k < state.length; k++) {
+                    if (state[k] == 1) {
+                      first.complete(k);
+                      break;
+                    }
+                  }
+                }
+              }, system.executionContext());
             }
             if (!found && failures.incrementAndGet() == addresses.size()) {
               first.completeExceptionally(failure != null ? failure

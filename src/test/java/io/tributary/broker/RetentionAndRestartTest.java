@@ -182,8 +182,8 @@ class RetentionAndRestartTest {
     try (BrokerNode first = TestNodes.start(dir, Map.of())) {
       Gw gw = new Gw(first);
       gw.create("kept", 1, Map.of());
-      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
-          () -> TestNodes.start(dir, Map.of()));
+      BrokerNode.DataDirInUseException e = org.junit.jupiter.api.Assertions.assertThrows(
+          BrokerNode.DataDirInUseException.class, () -> TestNodes.start(dir, Map.of()));
       assertTrue(e.getMessage().contains("in use by another Tributary broker"), e.getMessage());
       assertEquals(ErrorCode.NONE, gw.produce("kept", 0, Gw.batch("x", 1, 1000)).error());
     }

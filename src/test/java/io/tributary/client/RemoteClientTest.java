@@ -93,6 +93,50 @@ class RemoteClientTest {
     }
   }
 
+  /**
+   * A first bootstrap address that never answers (a socket that accepts connections and says nothing, as a hung host)
+   * is passed over once the second node answered. Before, the client waited for that address until Artery's handshake
+   * timeout dropped the Identify (20 s) or request.timeout.ms (two minutes here): the connect must not have waited for
+   * either.
+   */
+  @Test
+  void anUnansweringFirstBootstrapAddressDoesNotCostTheRequestTimeout() throws Exception {
+    try (java.net.ServerSocket silent =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+      List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+      Thread acceptor = new Thread(() -> {
+        try {
+          while (true) {
+            held.add(silent.accept()); // kept open, never read or written
+          }
+        } catch (java.io.IOException closed) {
+          // the test is over
+        }
+      }, "silent-acceptor");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      int live = node.system().address().getPort().get();
+      Duration handshakeTimeout = com.typesafe.config.ConfigFactory.load()
+          .getDuration("akka.remote.artery.advanced.handshake-timeout");
+      long start = System.nanoTime();
+      java.util.concurrent.CompletableFuture<TributaryClient> connecting = java.util.concurrent.CompletableFuture
+          .supplyAsync(() -> TributaryClient.connect("127.0.0.1:" + silent.getLocalPort() + ",127.0.0.1:" + live,
+              Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 120_000)));
+      try (TributaryClient viaSecond = connecting.get(60, TimeUnit.SECONDS);
+          Admin admin = viaSecond.admin()) {
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(took.compareTo(handshakeTimeout) < 0,
+            "connected in " + took + ", not after the silent address's handshake timeout (" + handshakeTimeout + ")");
+        admin.createTopic("via-second", 1, (short) 1, Map.of());
+        assertTrue(admin.listTopics().contains("via-second"));
+      } finally {
+        for (java.net.Socket s : held) {
+          s.close();
+        }
+      }
+    }
+  }
+
   @Test
   void acksZeroRecordsArrive() throws Exception {
     try (Admin admin = client.admin()) {
