@@ -193,8 +193,7 @@ public final class TributaryClient implements AutoCloseable {
       }
     }
     throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "Could not reach a Tributary broker at "
-        + String.join(", ", refused) + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
-        + " ms (is it running?)");
+        + String.join(", ", refused) + " (is it running?)");
   }
 
   /**
