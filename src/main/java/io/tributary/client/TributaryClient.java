@@ -193,7 +193,8 @@ public final class TributaryClient implements AutoCloseable {
       }
     }
     throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "Could not reach a Tributary broker at "
-        + String.join(", ", refused) + " (is it running?)");
+        + String.join(", ", refused) + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
+        + " ms (is it running?)");
   }
 
   /**
