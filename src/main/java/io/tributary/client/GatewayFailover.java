@@ -98,15 +98,6 @@ final class GatewayFailover {
     private volatile String stopping;
 
     /**
-     * Registers a request sent under {@code gen}, until {@code future} completes: {@link #failInFlight} fails it if
-     * its gateway is given up first.
-     */
-    void track(int gen, CompletableFuture<?> future) {
-      inFlight.put(future, gen);
-      future.whenComplete((r, f) -> inFlight.remove(future));
-    }
-
-    /**
      * Registers {@code request}, about to be sent to the failover actor, until {@code future} completes; it counts as
      * in flight through a gateway only once the actor {@link #forwarded} it (the exact instance: a local send).
      */

@@ -76,7 +76,8 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
    * Writes every event of {@code messages} under its own key, all of them in one LevelDB write batch (one write, as
    * Akka's journal does), without the per-event counter key (see the class comment). An atomic write whose events
    * cannot be serialized is rejected alone ({@code Failure} in its slot, nothing of it written); a failing LevelDB
-   * write fails the returned future (Akka then fails every write of the call, as with its own journal).
+   * write fails the returned future (Akka then fails every write of the call, as with its own journal). Called on
+   * the journal's actor, as every write of Akka's journal.
    *
    * @param messages the atomic writes of one {@code WriteMessages} request, in order
    * @return one {@code Try} per atomic write, in order
