@@ -3,6 +3,7 @@ package io.tributary.log;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.DispatcherSelector;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.Behaviors;
@@ -354,6 +355,9 @@ public final class PartitionLeader
   /** The persistence id name of partition logs (kept from when partitions were sharding entities). */
   static final String PERSISTENCE_TYPE = "partition";
 
+  /** The dispatcher whose threads read record batches from the journal for fetches behind the tail. */
+  static final String READ_DISPATCHER = "tributary.log.read-dispatcher";
+
   /**
    * The behavior of the local replica of partition {@code entityId}, spawned by the node's {@link ReplicaManager}.
    *
@@ -405,6 +409,7 @@ public final class PartitionLeader
   private final int partition;
   private final BrokerSettings settings;
   private final JournalAccess journal;
+  private java.util.concurrent.Executor readExecutor; // looked up on first use
   private final Clock clock;
   private final String journalPluginId;
   private final List<PendingAppend> pending = new ArrayList<>();
@@ -792,8 +797,10 @@ public final class PartitionLeader
 
   /**
    * Reads batches from {@code fetchOffset} below {@code limitOffset} (the high watermark for consumers, the log end
-   * offset for followers) back from the journal, in a {@link LogReader} child that answers through {@code reply}:
-   * whole index chunks from the one holding the offset until they cover {@code maxBytes}.
+   * offset for followers) back from the journal, off the leader's thread, and answers through {@code reply}: whole
+   * index chunks from the one holding the offset until they cover {@code maxBytes}. Straight from the store on the
+   * read dispatcher when the journal is a registered {@link TunedLeveldbJournal} ({@link LogReader#readDirect}),
+   * else through Akka's replay in a {@link LogReader} child.
    */
   private void readFromJournal(PartitionLog state, long fetchOffset, int maxBytes, long limitOffset,
       java.util.function.Consumer<FetchResponse> reply) {
@@ -807,9 +814,24 @@ public final class PartitionLeader
       last++;
     }
     long toSeqNr = last + 1 < index.chunkCount() ? index.chunkSeqNr(last + 1) - 1 : state.lastSeqNr();
-    ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId().id(), fromSeqNr, toSeqNr, topic,
-        partition, fetchOffset, maxBytes, limitOffset, state.highWatermark(), state.logStartOffset(),
-        state.truncations(), reply, settings.askTimeout()));
+    LogReader.FetchCollector collector = new LogReader.FetchCollector(topic, partition, fetchOffset, maxBytes,
+        limitOffset, state.highWatermark(), state.logStartOffset(), state.truncations());
+    String persistenceId = persistenceId().id();
+    TunedLeveldbJournal store = JournalStores.get(Adapter.toClassic(ctx.getSystem())).store(journalPluginId);
+    if (store != null) {
+      readExecutor().execute(
+          () -> reply.accept(LogReader.readDirect(store, persistenceId, fromSeqNr, toSeqNr, collector)));
+    } else {
+      ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId, fromSeqNr, toSeqNr, collector,
+          reply, settings.askTimeout()));
+    }
+  }
+
+  private java.util.concurrent.Executor readExecutor() {
+    if (readExecutor == null) {
+      readExecutor = ctx.getSystem().dispatchers().lookup(DispatcherSelector.fromConfig(READ_DISPATCHER));
+    }
+    return readExecutor;
   }
 
   private static FetchResponse emptyFetch(FetchRequest req, PartitionLog state) {

@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import io.tributary.serialization.TributarySerializer;
 import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
@@ -58,18 +60,278 @@ import scala.util.Try;
  * Persistence with the plugin's config; confined to its actor like the journal it extends. The options are set on
  * the store's {@link Options} before the journal opens the store (Akka opens it in {@code preStart}).
  *
+ * <h2>Direct reads</h2>
+ * Once its store is open, the journal registers itself in {@link JournalStores} under its plugin id, and partitions
+ * read their record batches with {@link #readRecordBatches} on their own read threads: one LevelDB iterator over the
+ * event keys, no replay protocol (Akka's replay reads the highest sequence number first, copies every event out of
+ * LevelDB twice, deserializes it into a {@code PersistentRepr} and sends one message per event). The journal leaves
+ * the registry and waits for reads in progress before it closes the store.
+ *
  * @throws IllegalArgumentException (from the constructor) on an unknown {@code compression} value
  */
 public final class TunedLeveldbJournal extends LeveldbJournal {
 
+  /** Thrown by {@link #readRecordBatches} once the journal has closed its store (the node is stopping). */
+  public static final class StoreClosedException extends IllegalStateException {
+    StoreClosedException(String pluginId) {
+      super("journal " + pluginId + " is closed");
+    }
+  }
+
+  /** Receives the record batches of {@link #readRecordBatches}, in sequence number order. */
+  @FunctionalInterface
+  public interface BatchVisitor {
+    /**
+     * One record batch (Kafka's v2 format, as appended), journaled at {@code seqNr}.
+     *
+     * @return whether to go on reading
+     */
+    boolean visit(long seqNr, byte[] batch);
+  }
+
+  private final String pluginId;
+  // readers hold the read lock while they use the store; postStop takes the write lock before the store closes
+  private final ReentrantReadWriteLock storeLock = new ReentrantReadWriteLock();
+  private boolean storeOpen; // guarded by storeLock
+
   /**
-   * Creates the journal for the plugin config {@code cfg}.
+   * Creates the journal for the plugin config {@code cfg}; it is not registered in {@link JournalStores} (no plugin
+   * id), so only Akka's replay reads it.
    *
    * @param cfg the plugin's config (Akka's LevelDB journal keys plus the keys listed on the class)
    */
   public TunedLeveldbJournal(Config cfg) {
+    this(cfg, null);
+  }
+
+  /**
+   * Creates the journal for the plugin config {@code cfg} at config path {@code pluginId} (the constructor Akka
+   * Persistence calls), registered in {@link JournalStores} under {@code pluginId} while its store is open.
+   *
+   * @param cfg the plugin's config (Akka's LevelDB journal keys plus the keys listed on the class)
+   * @param pluginId the plugin's config path, e.g. {@code tributary.persistence.journal-0}
+   */
+  public TunedLeveldbJournal(Config cfg, String pluginId) {
     super(cfg);
+    this.pluginId = pluginId;
     apply(leveldbOptions(), cfg);
+  }
+
+  /** Opens the store (Akka's journal), then registers it for direct reads. */
+  @Override
+  public void preStart() {
+    super.preStart();
+    storeLock.writeLock().lock();
+    try {
+      storeOpen = true;
+    } finally {
+      storeLock.writeLock().unlock();
+    }
+    if (pluginId != null) {
+      JournalStores.get(context().system()).register(pluginId, this);
+    }
+  }
+
+  /** Leaves the registry, waits for direct reads in progress, then closes the store (Akka's journal). */
+  @Override
+  public void postStop() {
+    if (pluginId != null) {
+      JournalStores.get(context().system()).unregister(pluginId, this);
+    }
+    storeLock.writeLock().lock();
+    try {
+      storeOpen = false;
+    } finally {
+      storeLock.writeLock().unlock();
+    }
+    super.postStop();
+  }
+
+  /**
+   * Reads the record batches journaled for {@code persistenceId} at sequence numbers {@code fromSeqNr..toSeqNr},
+   * in order, from one snapshot of the store, and hands each to {@code visitor} until it returns {@code false}.
+   * Events that are not record batches (a partition's other events) are skipped; deleted events are not seen.
+   *
+   * <p>Runs on the calling thread, which it blocks on disk reads: call it from a thread meant for that (the broker's
+   * {@code tributary.log.read-dispatcher}), never from an actor of the hot path. Thread-safe; it may run while the
+   * journal writes.
+   *
+   * @throws StoreClosedException if the journal has closed its store
+   * @throws IllegalStateException if LevelDB fails or an event is not a well-formed Akka persistent message
+   */
+  public void readRecordBatches(String persistenceId, long fromSeqNr, long toSeqNr, BatchVisitor visitor) {
+    if (!storeLock.readLock().tryLock()) {
+      throw new StoreClosedException(pluginId); // it is closing
+    }
+    try {
+      if (!storeOpen) {
+        throw new StoreClosedException(pluginId);
+      }
+      if (isNewPersistenceId(persistenceId)) {
+        return; // never written: nothing to read (and numericId would create a mapping)
+      }
+      int nid = numericId(persistenceId);
+      ReadOptions ro = leveldbSnapshot();
+      try (Snapshot snapshot = ro.snapshot(); DBIterator it = leveldb().iterator(ro)) {
+        it.seek(eventKey(nid, Math.max(1L, fromSeqNr)));
+        long pendingSeqNr = -1;
+        byte[] pending = null;
+        while (it.hasNext()) {
+          Map.Entry<byte[], byte[]> entry = it.next();
+          ByteBuffer key = ByteBuffer.wrap(entry.getKey());
+          if (entry.getKey().length != KEY_BYTES || key.getInt() != nid) {
+            break;
+          }
+          long seqNr = key.getLong();
+          int mapping = key.getInt();
+          if (mapping != 0) {
+            // Akka 2.3's per-event deletion marker (nid, seqNr, 1) follows the event it deletes
+            if (seqNr == pendingSeqNr) {
+              pending = null;
+            }
+            continue;
+          }
+          if (pending != null && !visitor.visit(pendingSeqNr, pending)) {
+            return;
+          }
+          pending = null;
+          if (seqNr > toSeqNr) {
+            return;
+          }
+          pendingSeqNr = seqNr;
+          pending = recordBatchOf(entry.getValue());
+        }
+        if (pending != null) {
+          visitor.visit(pendingSeqNr, pending);
+        }
+      } catch (IOException | org.iq80.leveldb.DBException e) {
+        throw new IllegalStateException("journal read failed: " + e.getMessage(), e);
+      }
+    } finally {
+      storeLock.readLock().unlock();
+    }
+  }
+
+  /**
+   * The record batch inside a journaled event, or {@code null} if the event is not a record batch: the event is
+   * Akka's {@code PersistentMessage} protobuf (field 1: {@code PersistentPayload} with field 1 serializer id, 2 the
+   * payload bytes, 3 the manifest), and a record batch is a payload of {@link TributarySerializer} with manifest
+   * {@value TributarySerializer#RECORDS_APPENDED_MANIFEST}, which holds the batch's bytes unchanged. One copy.
+   *
+   * @throws IllegalStateException if {@code event} is not well-formed protobuf
+   */
+  static byte[] recordBatchOf(byte[] event) {
+    Protobuf msg = new Protobuf(event, 0, event.length);
+    int payloadStart = -1;
+    int payloadEnd = -1;
+    while (msg.more()) {
+      int tag = msg.tag();
+      if (tag == ((1 << 3) | 2)) {
+        int len = msg.length();
+        payloadStart = msg.pos;
+        payloadEnd = msg.skipBytes(len);
+      } else {
+        msg.skip(tag);
+      }
+    }
+    if (payloadStart < 0) {
+      return null;
+    }
+    Protobuf payload = new Protobuf(event, payloadStart, payloadEnd);
+    long serializerId = -1;
+    int dataStart = -1;
+    int dataLen = 0;
+    boolean recordsAppended = false;
+    while (payload.more()) {
+      int tag = payload.tag();
+      if (tag == ((1 << 3) | 0)) {
+        serializerId = payload.varint();
+      } else if (tag == ((2 << 3) | 2)) {
+        dataLen = payload.length();
+        dataStart = payload.pos;
+        payload.skipBytes(dataLen);
+      } else if (tag == ((3 << 3) | 2)) {
+        int len = payload.length();
+        recordsAppended = len == 2 && event[payload.pos] == 'E' && event[payload.pos + 1] == 'A';
+        payload.skipBytes(len);
+      } else {
+        payload.skip(tag);
+      }
+    }
+    if (serializerId != TributarySerializer.IDENTIFIER || !recordsAppended || dataStart < 0) {
+      return null;
+    }
+    return java.util.Arrays.copyOfRange(event, dataStart, dataStart + dataLen);
+  }
+
+  /** A bounds-checked protobuf wire-format cursor over {@code buf[pos, end)}. */
+  private static final class Protobuf {
+    private final byte[] buf;
+    private int pos;
+    private final int end;
+
+    Protobuf(byte[] buf, int pos, int end) {
+      this.buf = buf;
+      this.pos = pos;
+      this.end = end;
+    }
+
+    boolean more() {
+      return pos < end;
+    }
+
+    int tag() {
+      return (int) varint();
+    }
+
+    long varint() {
+      long v = 0;
+      for (int shift = 0; shift < 64; shift += 7) {
+        if (pos >= end) {
+          throw malformed();
+        }
+        byte b = buf[pos++];
+        v |= (long) (b & 0x7f) << shift;
+        if (b >= 0) {
+          return v;
+        }
+      }
+      throw malformed();
+    }
+
+    int length() {
+      long len = varint();
+      if (len < 0 || len > end - pos) {
+        throw malformed();
+      }
+      return (int) len;
+    }
+
+    int skipBytes(int len) {
+      pos += len;
+      return pos;
+    }
+
+    void skip(int tag) {
+      switch (tag & 7) {
+        case 0 -> varint();
+        case 1 -> fixed(8);
+        case 2 -> skipBytes(length());
+        case 5 -> fixed(4);
+        default -> throw malformed();
+      }
+    }
+
+    private void fixed(int n) {
+      if (end - pos < n) {
+        throw malformed();
+      }
+      pos += n;
+    }
+
+    private IllegalStateException malformed() {
+      return new IllegalStateException("journal event is not a well-formed Akka persistent message");
+    }
   }
 
   /**

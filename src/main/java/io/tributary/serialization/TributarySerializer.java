@@ -55,6 +55,12 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
   /** The identifier registered in reference.conf. */
   public static final int IDENTIFIER = 7301;
 
+  /**
+   * The manifest of a journaled record batch ({@code PartitionLeader.RecordsAppended}), whose bytes are the batch
+   * unchanged (read straight from the journal by {@code TunedLeveldbJournal.readRecordBatches}).
+   */
+  public static final String RECORDS_APPENDED_MANIFEST = "EA";
+
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
 

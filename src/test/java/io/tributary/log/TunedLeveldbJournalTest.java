@@ -1,5 +1,6 @@
 package io.tributary.log;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,8 +45,8 @@ class TunedLeveldbJournalTest {
   Path dataDir;
 
   /** Persists the values of each command as one atomic write and answers the sequence number of the last event. */
-  static final class Writer extends EventSourcedBehavior<Writer.Write, String, List<String>> {
-    record Write(List<String> values, ActorRef<Long> replyTo) {}
+  static final class Writer extends EventSourcedBehavior<Writer.Write, Object, List<Object>> {
+    record Write(List<Object> values, ActorRef<Long> replyTo) {}
 
     private final ActorContext<Write> ctx;
 
@@ -69,12 +70,12 @@ class TunedLeveldbJournalTest {
     }
 
     @Override
-    public List<String> emptyState() {
+    public List<Object> emptyState() {
       return new ArrayList<>();
     }
 
     @Override
-    public CommandHandler<Write, String, List<String>> commandHandler() {
+    public CommandHandler<Write, Object, List<Object>> commandHandler() {
       return newCommandHandlerBuilder().forAnyState()
           .onCommand(Write.class, (s, w) -> w.values().isEmpty()
               ? Effect().none().thenRun(x -> w.replyTo().tell(lastSequenceNumber(ctx)))
@@ -83,7 +84,7 @@ class TunedLeveldbJournalTest {
     }
 
     @Override
-    public EventHandler<List<String>, String> eventHandler() {
+    public EventHandler<List<Object>, Object> eventHandler() {
       return newEventHandlerBuilder().forAnyState().onAnyEvent((s, e) -> {
         s.add(e);
         return s;
@@ -100,7 +101,7 @@ class TunedLeveldbJournalTest {
   }
 
   /** Sends {@code values} (empty: only asks) to a fresh writer incarnation and returns its last sequence number. */
-  private static long write(ActorTestKit kit, String... values) {
+  private static long write(ActorTestKit kit, Object... values) {
     TestProbe<Long> probe = kit.createTestProbe();
     ActorRef<Writer.Write> writer = kit.spawn(Writer.create());
     writer.tell(new Writer.Write(List.of(values), probe.getRef()));
@@ -224,5 +225,67 @@ class TunedLeveldbJournalTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TunedLeveldbJournal.apply(new Options(), ConfigFactory.parseString("compression = lz4")));
     assertEquals("journal compression must be snappy or none, was lz4", e.getMessage());
+  }
+
+  private static byte[] batch(String value) {
+    io.tributary.record.RecordBatchBuilder b = new io.tributary.record.RecordBatchBuilder();
+    b.append(1_000L, null, value.getBytes(StandardCharsets.UTF_8), null);
+    return b.build();
+  }
+
+  /** Reads {@code from..to} of {@link #PID} straight from the store: "seqNr:value" per batch. */
+  private static List<String> readDirect(TunedLeveldbJournal store, long from, long to, int stopAfter) {
+    List<String> read = new ArrayList<>();
+    store.readRecordBatches(PID, from, to, (seqNr, batch) -> {
+      for (io.tributary.record.Record r : io.tributary.record.RecordBatch.validate(batch)) {
+        read.add(seqNr + ":" + new String(r.value(), StandardCharsets.UTF_8));
+      }
+      return read.size() < stopAfter;
+    });
+    return read;
+  }
+
+  @Test
+  void recordBatchesAreReadStraightFromTheStoreInOrderWithinTheRangeAndOtherEventsAreSkipped() {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    TunedLeveldbJournal store;
+    try {
+      assertEquals(4, write(kit, new PartitionLeader.RecordsAppended(batch("a")), "not a batch",
+          new PartitionLeader.RecordsAppended(batch("b")), new PartitionLeader.RecordsAppended(batch("c"))));
+      assertEquals(5, write(kit, new PartitionLeader.RecordsAppended(batch("d"))));
+      store = JournalStores.get(Adapter.toClassic(kit.system())).store(PLUGIN);
+      assertTrue(store != null, "the open journal is registered under its plugin id");
+      assertEquals(List.of("1:a", "3:b", "4:c", "5:d"), readDirect(store, 1, Long.MAX_VALUE, 100));
+      assertEquals(List.of("3:b", "4:c"), readDirect(store, 2, 4, 100), "from..to, both inclusive");
+      assertEquals(List.of("1:a", "3:b"), readDirect(store, 0, 5, 2), "the visitor stops the read");
+      assertEquals(List.of(), readDirect(store, 6, 10, 100), "nothing past the last event");
+      List<String> none = new ArrayList<>();
+      store.readRecordBatches("never-written", 1, 10, (seqNr, b) -> none.add("x"));
+      assertEquals(List.of(), none, "an unknown persistence id has no batches");
+    } finally {
+      kit.shutdownTestKit();
+    }
+    assertThrows(TunedLeveldbJournal.StoreClosedException.class, () -> readDirect(store, 1, 5, 100),
+        "a stopped journal's store is closed to readers");
+  }
+
+  @Test
+  void theRecordBatchOfAJournaledEventIsFoundInAkkasMessageFormatAndGarbageIsAnError() {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      akka.serialization.Serialization ser = akka.serialization.SerializationExtension.get(Adapter.toClassic(kit.system()));
+      byte[] b = batch("x");
+      byte[] event = ser.serialize(akka.persistence.PersistentRepr.apply(new PartitionLeader.RecordsAppended(b), 7L,
+          PID, "", false, null, "writer-uuid").withTimestamp(123L)).get();
+      assertArrayEquals(b, TunedLeveldbJournal.recordBatchOf(event));
+      byte[] other = ser.serialize(akka.persistence.PersistentRepr.apply("text", 8L, PID, "", false, null, "w")).get();
+      assertEquals(null, TunedLeveldbJournal.recordBatchOf(other), "an event that is not a record batch");
+      assertThrows(IllegalStateException.class,
+          () -> TunedLeveldbJournal.recordBatchOf(java.util.Arrays.copyOf(event, event.length / 2)), "cut in the batch");
+      assertThrows(IllegalStateException.class,
+          () -> TunedLeveldbJournal.recordBatchOf(new byte[] {(byte) 0x0a, (byte) 0xff, (byte) 0xff}), "garbage");
+    } finally {
+      kit.shutdownTestKit();
+    }
   }
 }
