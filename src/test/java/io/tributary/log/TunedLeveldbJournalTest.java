@@ -110,6 +110,28 @@ class TunedLeveldbJournalTest {
     return seqNr;
   }
 
+  /** The stored values of {@link #PID}'s events in journal-0, in key order; call with the store closed. */
+  private List<byte[]> valuesOfWriter() throws Exception {
+    File dir = dataDir.resolve("journal-0").toFile();
+    List<byte[]> values = new ArrayList<>();
+    try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
+      int nid = -1;
+      for (it.seekToFirst(); it.hasNext(); ) {
+        Map.Entry<byte[], byte[]> e = it.next();
+        ByteBuffer k = ByteBuffer.wrap(e.getKey());
+        int id = k.getInt();
+        long seqNr = k.getLong();
+        int mapping = k.getInt();
+        if (id == 1 && PID.equals(new String(e.getValue(), StandardCharsets.UTF_8))) {
+          nid = mapping;
+        } else if (id == nid && seqNr > 0) {
+          values.add(e.getValue());
+        }
+      }
+    }
+    return values;
+  }
+
   /** Every key of {@link #PID} in journal-0 as (sequence number, mapping id); call with the store closed. */
   private List<long[]> keysOfWriter() throws Exception {
     File dir = dataDir.resolve("journal-0").toFile();
@@ -207,7 +229,53 @@ class TunedLeveldbJournalTest {
     assertEquals(plugin.getBytes("write-buffer-size").intValue(), o.writeBufferSize());
     assertEquals(plugin.getBytes("block-size").intValue(), o.blockSize());
     assertEquals(plugin.getBytes("cache-size").longValue(), o.cacheSize());
-    assertEquals(CompressionType.SNAPPY, o.compressionType());
+    assertEquals(CompressionType.NONE, o.compressionType(), "record batches are compressed by the journal itself");
+    assertTrue(TunedLeveldbJournal.lz4Events(plugin), "event-compression = lz4");
+  }
+
+  @Test
+  void aCompressibleRecordBatchEventIsStoredCompressedAndReadBackByAkkasReplayAndDirectly() throws Exception {
+    byte[] big = batch("x".repeat(4000));
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(2, write(kit, new PartitionLeader.RecordsAppended(big), "a small event"));
+      TunedLeveldbJournal store = JournalStores.get(Adapter.toClassic(kit.system())).store(PLUGIN);
+      assertEquals(List.of("1:" + "x".repeat(4000)), readDirect(store, 1, 2, 100));
+    } finally {
+      kit.shutdownTestKit();
+    }
+    List<byte[]> values = valuesOfWriter();
+    assertEquals(TunedLeveldbJournal.COMPRESSED_EVENT, values.get(0)[0], "the batch event is stored compressed");
+    assertTrue(values.get(0).length < 1000, "4 KB of one letter shrink: " + values.get(0).length + " bytes");
+    assertTrue(values.get(1)[0] != TunedLeveldbJournal.COMPRESSED_EVENT, "a small event is stored as Akka stores it");
+
+    // a restarted writer replays both events through Akka's recovery (persistentFromBytes): a failed replay
+    // would stop it before it answers
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(2, write(again), "recovered both events");
+      assertEquals(3, write(again, "c"), "and goes on");
+    } finally {
+      again.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void anIncompressibleBatchIsStoredUncompressedAndACorruptCompressedEventIsAnError() {
+    byte[] noise = new byte[4000];
+    new java.util.Random(7).nextBytes(noise);
+    assertArrayEquals(noise, TunedLeveldbJournal.compress(noise), "random bytes do not shrink: stored as they are");
+    byte[] text = "abc".repeat(1000).getBytes(StandardCharsets.UTF_8);
+    byte[] packed = TunedLeveldbJournal.compress(text);
+    assertTrue(packed.length < text.length / 8, "compressible: " + packed.length);
+    assertArrayEquals(text, TunedLeveldbJournal.uncompressed(packed));
+    assertArrayEquals(noise, TunedLeveldbJournal.uncompressed(noise), "an uncompressed event is returned as it is");
+    byte[] cut = java.util.Arrays.copyOf(packed, packed.length - 4);
+    assertThrows(IllegalStateException.class, () -> TunedLeveldbJournal.uncompressed(cut));
+    byte[] lying = packed.clone();
+    lying[1] = (byte) (lying[1] + 1); // the recorded length no longer matches
+    assertThrows(IllegalStateException.class, () -> TunedLeveldbJournal.uncompressed(lying));
+    assertThrows(IllegalStateException.class, () -> TunedLeveldbJournal.uncompressed(new byte[] {0, (byte) 0x80}));
   }
 
   @Test
