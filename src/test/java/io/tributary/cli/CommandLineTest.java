@@ -8,8 +8,13 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
@@ -67,6 +72,79 @@ class CommandLineTest {
     Run r = run("topics", "--bootstrap-server", "127.0.0.1:9092", "--list", "--bogus");
     assertEquals(Main.EXIT_USAGE, r.exitCode());
     assertTrue(r.err().contains("--bogus"), r.err());
+  }
+
+  /** Every command and subcommand by its words after {@code tributary} ("produce", "perf produce", ...). */
+  static List<String> allCommands() {
+    List<String> out = new ArrayList<>();
+    collect(Main.newCommandLine(), "", out);
+    return out;
+  }
+
+  private static void collect(CommandLine cmd, String prefix, List<String> out) {
+    for (Map.Entry<String, CommandLine> e : cmd.getSubcommands().entrySet()) {
+      if (e.getValue().getCommand() instanceof CommandLine.HelpCommand) {
+        continue;
+      }
+      String words = prefix.isEmpty() ? e.getKey() : prefix + " " + e.getKey();
+      out.add(words);
+      collect(e.getValue(), words, out);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("allCommands")
+  void anUnknownOptionPointsToTheCommandsHelp(String command) {
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.add("--bogus-flag");
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    List<String> lines = r.err().lines().toList();
+    assertEquals("Error: Unknown option: '--bogus-flag'", lines.get(0), r.err());
+    assertEquals("Try 'tributary " + command + " --help' for more information.", lines.get(lines.size() - 1),
+        r.err());
+    // nothing is close to --bogus-flag: no suggestion (picocli's would be any option sharing a letter pair)
+    assertEquals(2, lines.size(), r.err());
+  }
+
+  @Test
+  void anUnknownOptionOfAReadyProduceCommandIsTheErrorAndTheHelpHint() {
+    Run r = run("produce", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--bogus-flag");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: Unknown option: '--bogus-flag'\n"
+        + "Try 'tributary produce --help' for more information.\n", r.err());
+  }
+
+  @Test
+  void aMisspelledOptionGetsASuggestionAndTheHelpHint() {
+    Run r = run("produce", "--bootstrap-servr", "127.0.0.1:9092", "--topic", "t");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    List<String> lines = r.err().lines().toList();
+    assertTrue(lines.get(0).startsWith("Error: Unknown option"), r.err());
+    assertTrue(lines.contains("Did you mean --bootstrap-server?"), r.err());
+    assertEquals("Try 'tributary produce --help' for more information.", lines.get(lines.size() - 1), r.err());
+  }
+
+  @Test
+  void aMisspelledCommandGetsASuggestionAndTheHelpHint() {
+    Run r = run("topcs", "--list");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    List<String> lines = r.err().lines().toList();
+    assertTrue(lines.contains("Did you mean tributary topics?"), r.err());
+    assertEquals("Try 'tributary --help' for more information.", lines.get(lines.size() - 1), r.err());
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "topics --bootstrap-server 127.0.0.1:9092 --create --topic t --config retention.ms, --config, retention.ms",
+    "produce --bootstrap-server 127.0.0.1:9092 --topic t --producer-property linger.ms, --producer-property, linger.ms",
+    "consume --bootstrap-server 127.0.0.1:9092 --topic t --property print.key, --property, print.key"
+  })
+  void aKeyValueOptionWithoutEqualsSignReadsNaturally(String command, String option, String value) {
+    Run r = run(command.split(" "));
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: " + option + " must be KEY=VALUE, was '" + value + "'", r.err().lines().findFirst().get());
+    assertFalse(r.err().contains("option option"), r.err());
   }
 
   @Test
