@@ -85,6 +85,7 @@ final class ProduceCommand implements Callable<Integer> {
       config.put("acks", acks);
     }
     config.putIfAbsent("acks", "all");
+    ClientSettingsCheck.check(cl, "--producer-property", ClientSettingsCheck.Kind.PRODUCER, config);
 
     PrintWriter err = cl.getErr();
     AtomicLong failed = new AtomicLong();

@@ -325,6 +325,50 @@ class CommandLineTest {
     assertTrue(r.err().contains("request.timeout.ms=500"), r.err());
   }
 
+  /** A port where nothing listens: a command that tries to connect fails with NETWORK_EXCEPTION at once. */
+  static int closedPort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    "produce --topic t --producer-property linger.ms=abc | --producer-property | linger.ms | abc",
+    "produce --topic t --producer-property enable.idempotence=maybe | --producer-property | enable.idempotence | maybe",
+    "consume --topic t --consumer-property max.poll.records=lots | --consumer-property | max.poll.records | lots",
+    "consume --topic t --consumer-property auto.offset.reset=oldest | --consumer-property | auto.offset.reset | oldest",
+    "perf produce --topic t --num-records 1 --record-size 1 --throughput -1 --producer-props batch.size=big"
+        + " | --producer-props | batch.size | big",
+    "perf consume --topic t --messages 1 --consumer-props fetch.max.wait.ms=soon | --consumer-props"
+        + " | fetch.max.wait.ms | soon"
+  })
+  void aBadClientSettingIsAUsageErrorBeforeConnecting(String command, String option, String key, String value)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.addAll(List.of("--bootstrap-server", "127.0.0.1:" + closedPort()));
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    String first = r.err().lines().findFirst().orElse("");
+    assertTrue(first.startsWith("Error: " + option + ": Invalid value " + value + " for configuration " + key), first);
+    assertFalse(r.err().contains("NETWORK_EXCEPTION"), r.err());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"topics --list", "groups --list",
+      "perf e2e-latency --topic t --num-records 1 --record-size 1 --producer-acks 1"})
+  void aBadSettingInACommandConfigFileIsAUsageErrorBeforeConnecting(
+      String command, @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws IOException {
+    java.nio.file.Path config = tmp.resolve("client.properties");
+    java.nio.file.Files.writeString(config, "request.timeout.ms=5s\n");
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.addAll(List.of("--bootstrap-server", "127.0.0.1:" + closedPort(), "--command-config", config.toString()));
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    assertEquals("Error: --command-config " + config + ": Invalid value 5s for configuration request.timeout.ms:"
+        + " expected an integer", r.err().lines().findFirst().orElse(""));
+  }
+
   @Test
   void verboseAddsTheStackTrace() {
     Run r = run("quickstart", "--verbose", "--file", "/nonexistent/tributary-input.txt");
