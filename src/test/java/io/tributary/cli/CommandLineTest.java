@@ -289,6 +289,28 @@ class CommandLineTest {
   }
 
   @Test
+  void serverWarnsAboutConfigKeysNothingReadsBeforeItStarts(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws IOException {
+    java.nio.file.Path config = tmp.resolve("server.conf");
+    java.nio.file.Files.writeString(config, "num.partitons = 3\ntributary.broker.log.retention.hour = 5\n"
+        + "tributary.broker.num.partitions = 2\n");
+    // a busy port stops the start right after the warnings, so that this test needs no broker
+    try (ServerSocket busy = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Run r = run("server", "--config", config.toString(), "--port", Integer.toString(busy.getLocalPort()),
+          "--data-dir", tmp.resolve("data").toString());
+      assertEquals(Main.EXIT_FAILURE, r.exitCode());
+      List<String> lines = r.err().lines().toList();
+      assertEquals(3, lines.size(), r.err());
+      assertEquals("Warning: " + config + ": key 'num.partitons' is not a Tributary setting and is ignored; did you"
+          + " mean tributary.broker.num.partitions?", lines.get(0));
+      assertEquals("Warning: " + config + ": key 'tributary.broker.log.retention.hour' is not a Tributary setting"
+          + " and is ignored; did you mean tributary.broker.log.retention.ms? (for Kafka's log.retention.hours; in"
+          + " milliseconds)", lines.get(1));
+      assertTrue(lines.get(2).startsWith("Error: Cannot listen on"), r.err());
+    }
+  }
+
+  @Test
   void quickstartWithAMissingFileFailsWithOneLine() {
     Run r = run("quickstart", "--file", "/nonexistent/tributary-input.txt");
     assertEquals(Main.EXIT_FAILURE, r.exitCode());
