@@ -7,17 +7,31 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import picocli.CommandLine;
 
 /** The {@code --command-config FILE} of the admin commands: a properties file of client settings, as Kafka's. */
 final class CommandConfig {
   private CommandConfig() {}
 
   /**
+   * The settings in {@code file}, checked as an admin client's ({@link ClientSettingsCheck}); empty when {@code
+   * file} is null.
+   *
+   * @throws CliException if the file cannot be read
+   * @throws CommandLine.ParameterException if a setting has a bad value
+   */
+  static Map<String, Object> load(CommandLine commandLine, Path file) {
+    Map<String, Object> config = load(file);
+    ClientSettingsCheck.check(commandLine, "--command-config " + file, ClientSettingsCheck.Kind.ADMIN, config);
+    return config;
+  }
+
+  /**
    * The settings in {@code file}; empty when {@code file} is null.
    *
    * @throws CliException if the file cannot be read
    */
-  static Map<String, Object> load(Path file) {
+  private static Map<String, Object> load(Path file) {
     Map<String, Object> config = new HashMap<>();
     if (file != null) {
       Properties props = new Properties();

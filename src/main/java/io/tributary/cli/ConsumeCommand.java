@@ -138,6 +138,7 @@ final class ConsumeCommand implements Callable<Integer> {
         config.put(ClientConfig.AUTO_OFFSET_RESET, "earliest");
       }
     }
+    ClientSettingsCheck.check(cl, "--consumer-property", ClientSettingsCheck.Kind.CONSUMER, config);
 
     PrintWriter err = cl.getErr();
     AtomicLong count = new AtomicLong();

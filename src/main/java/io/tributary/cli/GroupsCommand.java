@@ -147,7 +147,7 @@ final class GroupsCommand implements Callable<Integer> {
     }
     CommandLine cl = spec.commandLine();
     PrintWriter out = cl.getOut();
-    try (TributaryClient client = bootstrap.connect(cl, CommandConfig.load(commandConfig));
+    try (TributaryClient client = bootstrap.connect(cl, CommandConfig.load(cl, commandConfig));
         Admin admin = client.admin()) {
       if (action.list) {
         list(admin, out);

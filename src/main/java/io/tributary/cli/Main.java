@@ -4,8 +4,12 @@ import io.tributary.client.TributaryException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,7 +22,8 @@ import picocli.CommandLine.ScopeType;
  *
  * <p>Exit codes scripts can trust: {@value #EXIT_OK} success, {@value #EXIT_FAILURE} failure (one line
  * {@code Error: ...} on stderr; the stack trace only with {@code --verbose}), {@value #EXIT_USAGE} usage error (bad
- * or missing flags; picocli prints the problem and the usage).
+ * or missing flags: {@code Error: ...}, a "Did you mean" line for a near miss, then {@code Try 'tributary <command>
+ * --help' for more information.}).
  */
 @Command(
     name = "tributary",
@@ -84,18 +89,120 @@ public final class Main implements Runnable {
         + String.join(", ", spec.subcommands().keySet()));
   }
 
-  /** A usage error: its message and a pointer to --help (not the whole help text), exit code 2. */
+  /**
+   * A usage error, the same for every command: {@code Error: <message>}, a "Did you mean" line when an unknown option
+   * or command is a near miss of a real one, and always a last line pointing to the command's --help (not the whole
+   * help text); exit code {@value #EXIT_USAGE}.
+   */
   private static int handleParameterException(CommandLine.ParameterException ex, String[] args) {
-    CommandLine cmd = ex.getCommandLine();
+    CommandLine.ParameterException problem = unknownOptionFirst(ex, args);
+    CommandLine cmd = problem.getCommandLine();
     PrintWriter err = cmd.getErr();
-    String message = String.valueOf(ex.getMessage());
+    String message = naturalMessage(problem);
     // picocli's own messages for argument groups already start with "Error: "
     err.println(message.startsWith("Error: ") ? message : "Error: " + message);
-    if (!CommandLine.UnmatchedArgumentException.printSuggestions(ex, err)) {
-      err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
+    if (problem instanceof CommandLine.UnmatchedArgumentException unmatched) {
+      String hint = suggestion(unmatched);
+      if (hint != null) {
+        err.println(hint);
+      }
     }
+    err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
     err.flush();
     return EXIT_USAGE;
+  }
+
+  /**
+   * picocli checks required options before it reports unknown ones, so {@code produce --bootstrap-servr H:P --topic
+   * t} would say that --bootstrap-server is missing and never point at the typo. When a command misses a required
+   * option and an argument looks like an option it does not have, the unknown option is the problem reported.
+   */
+  private static CommandLine.ParameterException unknownOptionFirst(
+      CommandLine.ParameterException ex, String[] args) {
+    if (!(ex instanceof CommandLine.MissingParameterException) || args == null) {
+      return ex;
+    }
+    CommandLine cmd = ex.getCommandLine();
+    CommandLine.Model.CommandSpec spec = cmd.getCommandSpec();
+    List<String> unknown = new ArrayList<>();
+    for (String arg : args) {
+      if (arg.equals("--")) {
+        break; // the rest are positional parameters
+      }
+      if (!arg.startsWith("-") || arg.length() < 2 || NEGATIVE_NUMBER.matcher(arg).matches()) {
+        continue;
+      }
+      int eq = arg.indexOf('=');
+      String name = eq < 0 ? arg : arg.substring(0, eq);
+      if (spec.findOption(name) == null) {
+        unknown.add(arg);
+      }
+    }
+    return unknown.isEmpty() ? ex : new CommandLine.UnmatchedArgumentException(cmd, unknown);
+  }
+
+  private static final Pattern NEGATIVE_NUMBER = Pattern.compile("-\\d.*");
+
+  /**
+   * picocli 4.7's message for a {@code KEY=VALUE} option given without {@code =} says "Value for option option
+   * '--config' (KEY=VALUE) should be in KEY=VALUE format but was x" (its option description already starts with
+   * "option"); this says {@code --config must be KEY=VALUE, was 'x'}, as this CLI's own checks do.
+   */
+  private static final Pattern KEY_VALUE_MESSAGE =
+      Pattern.compile("Value for option (?:option )?'([^']+)' \\([^)]*\\) should be in KEY=VALUE format but was (.*)",
+          Pattern.DOTALL);
+
+  static String naturalMessage(CommandLine.ParameterException ex) {
+    String message = String.valueOf(ex.getMessage());
+    Matcher m = KEY_VALUE_MESSAGE.matcher(message);
+    if (m.matches()) {
+      return m.group(1) + " must be KEY=VALUE, was '" + m.group(2) + "'";
+    }
+    return message.replace("option option '", "option '");
+  }
+
+  /**
+   * "Did you mean ...?" for an unknown option or command that is within two typing errors of a real one (or the
+   * start of one), else null. picocli's own suggestions are every name sharing a pair of letters with the typo
+   * ({@code --bogus-flag} → {@code --bootstrap-server}), which misleads more than it helps.
+   */
+  private static String suggestion(CommandLine.UnmatchedArgumentException ex) {
+    List<String> unmatched = ex.getUnmatched();
+    if (unmatched.isEmpty()) {
+      return null;
+    }
+    String typed = unmatched.get(0);
+    int eq = typed.indexOf('=');
+    if (typed.startsWith("-") && eq > 0) {
+      typed = typed.substring(0, eq);
+    }
+    CommandLine.Model.CommandSpec spec = ex.getCommandLine().getCommandSpec();
+    boolean option = typed.startsWith("-");
+    List<String> names = new ArrayList<>();
+    if (option) {
+      spec.options().forEach(o -> names.addAll(List.of(o.names())));
+    } else {
+      names.addAll(spec.subcommands().keySet());
+    }
+    List<String> close = new ArrayList<>(EditDistance.closest(typed, names, 2));
+    String bare = typed.replaceFirst("^-+", "");
+    if (bare.length() >= 3) {
+      for (String name : names) {
+        if (name.startsWith(typed) && !close.contains(name)) {
+          close.add(name); // an abbreviation: --bootstrap for --bootstrap-server
+        }
+      }
+    }
+    if (close.isEmpty()) {
+      return null;
+    }
+    List<String> shown = close.subList(0, Math.min(3, close.size()));
+    String prefix = option ? "" : spec.qualifiedName() + " ";
+    StringBuilder b = new StringBuilder("Did you mean ");
+    for (int i = 0; i < shown.size(); i++) {
+      b.append(i == 0 ? "" : " or ").append(prefix).append(shown.get(i));
+    }
+    return b.append('?').toString();
   }
 
   private static int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parseResult) {

@@ -74,6 +74,7 @@ final class PerfConsumeCommand implements Callable<Integer> {
     }
     PrintWriter out = cl.getOut();
     Map<String, Object> config = new HashMap<>(consumerProps);
+    ClientSettingsCheck.check(cl, "--consumer-props", ClientSettingsCheck.Kind.CONSUMER, config);
     long messagesRead = 0;
     long bytesRead = 0;
     long startMs;

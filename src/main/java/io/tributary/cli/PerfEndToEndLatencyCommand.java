@@ -107,6 +107,9 @@ final class PerfEndToEndLatencyCommand implements Callable<Integer> {
     Map<String, Object> producerConfig = new HashMap<>(common);
     producerConfig.put("linger.ms", "0");
     producerConfig.put("acks", producerAcks);
+    String source = commandConfig == null ? "the tool's settings" : "--command-config " + commandConfig;
+    ClientSettingsCheck.check(cl, source, ClientSettingsCheck.Kind.CONSUMER, consumerConfig);
+    ClientSettingsCheck.check(cl, source, ClientSettingsCheck.Kind.PRODUCER, producerConfig);
 
     PrintWriter out = cl.getOut();
     long[] latenciesMs = new long[numRecords];

@@ -77,6 +77,7 @@ final class PerfProduceCommand implements Callable<Integer> {
     PrintWriter out = cl.getOut();
     PrintWriter err = cl.getErr();
     Map<String, Object> config = new HashMap<>(producerProps);
+    ClientSettingsCheck.check(cl, "--producer-props", ClientSettingsCheck.Kind.PRODUCER, config);
     byte[] payload = payload(recordSize);
 
     AtomicLong failed = new AtomicLong();

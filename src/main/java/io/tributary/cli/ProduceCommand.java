@@ -4,18 +4,22 @@ import io.tributary.client.Producer;
 import io.tributary.client.ProducerRecord;
 import io.tributary.client.Serializer;
 import io.tributary.client.TributaryClient;
+import io.tributary.client.TributaryException;
+import io.tributary.protocol.ErrorCode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,18 +29,58 @@ import picocli.CommandLine.Spec;
 /**
  * {@code tributary produce}: one record per line of stdin, as Kafka's {@code kafka-console-producer}. Values (and
  * keys with {@code parse.key}) are the line's bytes as they are; a {@code \r} before the {@code \n} is dropped as
- * Kafka does. At the end of the input the producer flushes; the command exits 0 when every record was acknowledged,
- * else 1 with the first error on stderr (it stops reading at the first failed send).
+ * Kafka does. At the end of the input the producer flushes and the command waits for every record's answer.
+ *
+ * <p>Failures, as Kafka's console producer (which logs a failed record and goes on):
+ *
+ * <ul>
+ *   <li>A record that fails on its own ({@link #PER_RECORD_ERRORS}: too large for {@code max.request.size} or the
+ *       topic's {@code max.message.bytes}, an invalid record or timestamp, or a batch that was in flight behind
+ *       such a record and was refused for its sequence number) is reported on stderr as {@code Line N failed: CODE:
+ *       why}, and the following lines are still sent, in order.
+ *   <li>Any other error means the later records would fail too: the delivery timeout ran out (the cluster or the
+ *       partition's leader is gone, not enough in-sync replicas), the producer's state was refused, the topic went
+ *       away, {@code send} blocked longer than {@code max.block.ms}. The command reports it the same way, stops
+ *       reading its input (that line and the ones after it are not sent), and still waits for the records already
+ *       sent. Further failures with that same error are counted in one line instead of one line each.
+ *   <li>A line without the key separator (with {@code parse.key=true}) stops the command the same way, unless
+ *       {@code ignore.error=true} skips it.
+ * </ul>
+ *
+ * <p>Exit 0 when every line was sent and acknowledged; else 1, with a last line {@code Error: F of N records failed
+ * (lines ...)}, plus which lines were not sent when the command stopped early. Records that were acknowledged stay
+ * acknowledged whatever fails later, and the records of a partition keep their line order (the producer never
+ * reorders a partition's batches, also when a batch between them fails).
  */
 @Command(
     name = "produce",
     description = {
       "Send lines from stdin to a topic, one record per line (as Kafka's kafka-console-producer).",
       "Properties: parse.key=true|false (default false), key.separator=S (default \\t),"
-          + " ignore.error=true|false (skip lines without the separator instead of failing)."
+          + " ignore.error=true|false (skip lines without the separator instead of failing).",
+      "A record that fails on its own (e.g. MESSAGE_TOO_LARGE) is reported on stderr with its line number and the"
+          + " next lines are still sent; an error that would fail every later record too (delivery timeout, e.g. the"
+          + " cluster is gone) stops reading the input. Exit 1 if any record failed or a line was not sent."
     })
 final class ProduceCommand implements Callable<Integer> {
   private static final Set<String> PROPERTIES = Set.of("parse.key", "key.separator", "ignore.error");
+
+  /**
+   * Errors that concern one record (or its batch) only: the command reports the record and goes on with the next
+   * lines. OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID are what the idempotent producer's batches that were
+   * in flight behind a failed batch of the same partition get; the producer then bumps its epoch and the later
+   * batches go through (see the client's {@code RecordAccumulator}).
+   */
+  static final Set<ErrorCode> PER_RECORD_ERRORS =
+      EnumSet.of(
+          ErrorCode.MESSAGE_TOO_LARGE,
+          ErrorCode.INVALID_RECORD,
+          ErrorCode.INVALID_TIMESTAMP,
+          ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+          ErrorCode.UNKNOWN_PRODUCER_ID);
+
+  /** How many failed line numbers the summary line lists. */
+  private static final int LINES_LISTED = 5;
 
   @Mixin BootstrapOption bootstrap;
 
@@ -85,18 +129,24 @@ final class ProduceCommand implements Callable<Integer> {
       config.put("acks", acks);
     }
     config.putIfAbsent("acks", "all");
+    ClientSettingsCheck.check(cl, "--producer-property", ClientSettingsCheck.Kind.PRODUCER, config);
 
     PrintWriter err = cl.getErr();
-    AtomicLong failed = new AtomicLong();
-    AtomicReference<Throwable> firstError = new AtomicReference<>();
+    Outcome outcome = new Outcome(err);
     long sent = 0;
+    long notSentFrom = 0; // the first line not sent because the command stopped, 0 if none
+    String stopReason = null;
     try (TributaryClient client = bootstrap.connect(cl, config)) {
       BootstrapOption.partitionCount(client, topic); // a missing topic fails at once, clearly
       Producer<byte[], byte[]> producer = client.producer(config, Serializer.byteArray(), Serializer.byteArray());
       LineReader reader = new LineReader(in, true);
       long lineNumber = 0;
-      for (byte[] line = reader.readLine(); line != null && firstError.get() == null; line = reader.readLine()) {
+      for (byte[] line = reader.readLine(); line != null; line = reader.readLine()) {
         lineNumber++;
+        if (outcome.stopped()) {
+          notSentFrom = lineNumber;
+          break;
+        }
         byte[] key = null;
         byte[] value = line;
         if (parseKey) {
@@ -106,27 +156,113 @@ final class ProduceCommand implements Callable<Integer> {
               err.println("Skipped line " + lineNumber + ": no key separator");
               continue;
             }
-            throw new CliException("No key separator found on line number " + lineNumber + ": '"
-                + new String(line, StandardCharsets.UTF_8) + "'");
+            stopReason = "No key separator found on line number " + lineNumber + ": '"
+                + new String(line, StandardCharsets.UTF_8) + "'";
+            notSentFrom = lineNumber;
+            break;
           }
           key = Arrays.copyOfRange(line, 0, at);
           value = Arrays.copyOfRange(line, at + separator.length, line.length);
         }
         sent++;
-        producer.send(new ProducerRecord<>(topic, key, value)).whenComplete((md, ex) -> {
-          if (ex != null) {
-            failed.incrementAndGet();
-            firstError.compareAndSet(null, Main.unwrap(ex));
-          }
-        });
+        long number = lineNumber;
+        try {
+          producer.send(new ProducerRecord<>(topic, key, value)).whenComplete((md, ex) -> {
+            if (ex != null) {
+              outcome.failed(number, Main.unwrap(ex));
+            }
+          });
+        } catch (TributaryException e) {
+          outcome.failed(number, e); // refused at once: buffer.memory full for max.block.ms, producer closed
+        }
       }
       producer.flush();
       producer.close();
     }
-    if (firstError.get() != null) {
-      throw new CliException(failed.get() + " of " + sent + " records sent were not acknowledged; first error: "
-          + Main.message(firstError.get()), firstError.get());
+    String summary = outcome.summary(sent, notSentFrom, stopReason);
+    if (summary != null) {
+      throw new CliException(summary);
     }
     return Main.EXIT_OK;
+  }
+
+  /**
+   * What became of the records sent: failures are reported as they come (from the producer's sender thread, or the
+   * reading thread for a record refused at once). Thread-safe.
+   */
+  static final class Outcome {
+    private final PrintWriter err;
+    private long failed;
+    /** The smallest failed line numbers, at most {@link #LINES_LISTED} + 1 (to know there are more). */
+    private final TreeSet<Long> failedLines = new TreeSet<>();
+    /** The first failure that is not about one record; null while there is none. */
+    private Throwable fatal;
+    private ErrorCode fatalCode;
+    private long fatalLine;
+    /** Failures with the fatal error's code after it, counted but not printed one by one. */
+    private long repeats;
+    private long repeatsFirstLine = Long.MAX_VALUE;
+    private long repeatsLastLine;
+
+    Outcome(PrintWriter err) {
+      this.err = err;
+    }
+
+    synchronized void failed(long line, Throwable error) {
+      failed++;
+      failedLines.add(line);
+      if (failedLines.size() > LINES_LISTED + 1) {
+        failedLines.pollLast();
+      }
+      ErrorCode code = error instanceof TributaryException te ? te.errorCode() : null;
+      if (fatal != null && code == fatalCode) {
+        repeats++;
+        repeatsFirstLine = Math.min(repeatsFirstLine, line);
+        repeatsLastLine = Math.max(repeatsLastLine, line);
+        return;
+      }
+      err.println("Line " + line + " failed: " + Main.message(error));
+      err.flush();
+      if (fatal == null && (code == null || !PER_RECORD_ERRORS.contains(code))) {
+        fatal = error;
+        fatalCode = code;
+        fatalLine = line;
+      }
+    }
+
+    /** Whether an error that is not about one record happened: the command sends no more lines. */
+    synchronized boolean stopped() {
+      return fatal != null;
+    }
+
+    /** The last line of a run that did not fully succeed, without "Error: "; null if every record went through. */
+    synchronized String summary(long sent, long notSentFrom, String stopReason) {
+      if (repeats > 0) {
+        String lines = repeats == 1 ? "line " + repeatsFirstLine
+            : "lines " + repeatsFirstLine + " to " + repeatsLastLine;
+        err.println("... and " + repeats + " more record" + (repeats == 1 ? "" : "s") + " (" + lines + ") failed with "
+            + fatalCode);
+        err.flush();
+      }
+      List<String> parts = new ArrayList<>();
+      if (stopReason != null) {
+        parts.add(stopReason + "; lines " + notSentFrom + " and later were not sent");
+      }
+      if (failed > 0) {
+        List<String> lines = new ArrayList<>();
+        failedLines.stream().limit(LINES_LISTED).forEach(l -> lines.add(Long.toString(l)));
+        if (failed > LINES_LISTED) {
+          lines.add("...");
+        }
+        parts.add(failed + " of " + sent + " records failed (line" + (failed == 1 ? " " : "s ")
+            + String.join(", ", lines) + ")");
+      }
+      if (stopReason == null && notSentFrom > 0) {
+        String what = fatalCode != null ? fatalCode.name() : Main.message(fatal);
+        parts.add("lines " + notSentFrom + " and later were not sent: " + what + " (line " + fatalLine
+            + ") is not a problem of one record");
+      }
+      return parts.isEmpty() ? null : String.join("; ", parts);
+    }
   }
 }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,14 +23,17 @@ import sun.misc.Signal;
 
 /**
  * {@code tributary server}: runs one broker node in the foreground until SIGTERM or SIGINT, then shuts it down
- * gracefully (Akka's coordinated shutdown: leave the cluster, close the journals) and exits 0.
+ * gracefully (Akka's coordinated shutdown: leave the cluster, close the journals) and exits 0. Before it starts, it
+ * warns on stderr about keys of its config file that nothing reads ({@link ServerConfigCheck}).
  */
 @Command(
     name = "server",
     description = {
       "Run a broker node in the foreground (as Kafka's kafka-server-start).",
       "Prints one line on stdout once the node is ready; logs go to <data-dir>/logs/tributary.log (warnings also to"
-          + " stderr). SIGTERM or Ctrl-C shuts it down gracefully and exits 0."
+          + " stderr). SIGTERM or Ctrl-C shuts it down gracefully and exits 0.",
+      "Keys of the config file that look like broker settings but are not read (a typo, a Kafka name) get a warning"
+          + " line on stderr each, with the setting meant when it is close; the node starts all the same."
     })
 final class ServerCommand implements Callable<Integer> {
   @Option(
@@ -106,6 +110,13 @@ final class ServerCommand implements Callable<Integer> {
       nodeConfig = BrokerNode.config(config, overrides);
     } catch (ConfigException e) {
       throw new CliException("Invalid configuration: " + e.getMessage(), e);
+    }
+    Path configFile = config != null ? config
+        : Files.isRegularFile(Path.of("application.conf")) ? Path.of("application.conf") : null;
+    if (configFile != null) {
+      PrintWriter err = spec.commandLine().getErr();
+      ServerConfigCheck.warnings(configFile, nodeConfig).forEach(err::println);
+      err.flush();
     }
     checkPortFree(nodeConfig);
     Path data = Path.of(nodeConfig.getString("tributary.data-dir"));

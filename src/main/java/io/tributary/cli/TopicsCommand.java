@@ -85,7 +85,8 @@ final class TopicsCommand implements Callable<Integer> {
   public Integer call() {
     validate();
     PrintWriter out = spec.commandLine().getOut();
-    try (TributaryClient client = bootstrap.connect(spec.commandLine(), clientConfig());
+    Map<String, Object> clientConfig = CommandConfig.load(spec.commandLine(), commandConfig);
+    try (TributaryClient client = bootstrap.connect(spec.commandLine(), clientConfig);
         Admin admin = client.admin()) {
       if (action.create) {
         create(admin, out);
@@ -99,10 +100,6 @@ final class TopicsCommand implements Callable<Integer> {
     }
     out.flush();
     return Main.EXIT_OK;
-  }
-
-  private Map<String, Object> clientConfig() {
-    return CommandConfig.load(commandConfig);
   }
 
   private void validate() {

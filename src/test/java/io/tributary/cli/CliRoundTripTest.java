@@ -8,6 +8,8 @@ import io.tributary.record.Murmur2;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +20,9 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -209,6 +214,101 @@ class CliRoundTripTest {
         "--topic", "keyed", "--property", "parse.key=true", "--property", "key.separator=:");
     assertEquals(Main.EXIT_FAILURE, r.exitCode());
     assertTrue(r.err().contains("No key separator found on line number 2"), r.err());
+  }
+
+  /** Lines "line-1" .. "line-10" with line 5 replaced by 300 bytes: too large for a 200-byte limit. */
+  static byte[] tenLinesWithAnOversizedFifth() {
+    StringBuilder in = new StringBuilder();
+    for (int i = 1; i <= 10; i++) {
+      in.append(i == 5 ? "x".repeat(300) : "line-" + i).append('\n');
+    }
+    return in.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The values of every record of a one-partition topic, in offset order. */
+  static List<String> valuesOf(String topic, int expected) {
+    Run r = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", topic, "--from-beginning",
+        "--max-messages", Integer.toString(expected), "--timeout-ms", "10000"));
+    return new String(r.raw(), StandardCharsets.UTF_8).lines().toList();
+  }
+
+  static final List<String> ALL_BUT_THE_FIFTH = List.of("line-1", "line-2", "line-3", "line-4", "line-6", "line-7",
+      "line-8", "line-9", "line-10");
+
+  @Test
+  void produceGoesOnAfterARecordTooLargeForTheProducer() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "big-fifth", "--partitions", "1"));
+    Run r = run(tenLinesWithAnOversizedFifth(), "produce", "--bootstrap-server", bootstrap, "--topic", "big-fifth",
+        "--producer-property", "max.request.size=200");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    List<String> err = r.err().lines().toList();
+    assertEquals(2, err.size(), r.err());
+    assertTrue(err.get(0).startsWith("Line 5 failed: MESSAGE_TOO_LARGE: "), r.err());
+    assertTrue(err.get(0).contains("max.request.size=200"), r.err());
+    assertEquals("Error: 1 of 10 records failed (line 5)", err.get(1));
+    assertEquals(ALL_BUT_THE_FIFTH, valuesOf("big-fifth", 9));
+  }
+
+  @Test
+  void produceGoesOnAfterARecordTheBrokerRejectsAsTooLarge() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "big-fifth-broker", "--partitions", "1",
+        "--config", "max.message.bytes=200"));
+    // One record per batch, so that the broker's limit applies to line 5 alone; one batch in flight, so that no
+    // batch is in flight behind line 5's when it fails: those would be refused with OUT_OF_ORDER_SEQUENCE_NUMBER
+    // (the idempotent producer does not resend them after its epoch bump) and fail too, as many as were in flight.
+    Run r = run(tenLinesWithAnOversizedFifth(), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "big-fifth-broker", "--producer-property", "batch.size=0", "--producer-property",
+        "max.in.flight.requests.per.connection=1");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    List<String> err = r.err().lines().toList();
+    assertEquals(2, err.size(), r.err());
+    assertTrue(err.get(0).startsWith("Line 5 failed: MESSAGE_TOO_LARGE"), r.err());
+    assertEquals("Error: 1 of 10 records failed (line 5)", err.get(1));
+    assertEquals(ALL_BUT_THE_FIFTH, valuesOf("big-fifth-broker", 9));
+  }
+
+  @Test
+  void produceStopsReadingAfterAnErrorThatWouldFailEveryLaterRecord() throws Exception {
+    // acks=all cannot succeed: 2 in-sync replicas needed, 1 exists; NOT_ENOUGH_REPLICAS is retried until the
+    // delivery timeout, which then fails the record with REQUEST_TIMED_OUT, an error that is not about one record
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "no-isr", "--partitions", "1",
+        "--config", "min.insync.replicas=2"));
+    CommandLine cmd = Main.newCommandLine();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(new StringWriter(), true));
+    cmd.setErr(new PrintWriter(err, true));
+    PipedOutputStream stdin = new PipedOutputStream();
+    ((ProduceCommand) cmd.getSubcommands().get("produce").getCommand()).in = new PipedInputStream(stdin);
+    CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> cmd.execute("produce",
+        "--bootstrap-server", bootstrap, "--topic", "no-isr", "--producer-property", "linger.ms=0",
+        "--producer-property", "request.timeout.ms=500", "--producer-property", "delivery.timeout.ms=1000"));
+    stdin.write("one\n".getBytes(StandardCharsets.UTF_8));
+    stdin.flush();
+    await("line 1 failed", () -> err.toString().contains("Line 1 failed: "));
+    stdin.write("two\nthree\n".getBytes(StandardCharsets.UTF_8));
+    stdin.close();
+    assertEquals(Main.EXIT_FAILURE, exit.get(60, TimeUnit.SECONDS), err.toString());
+
+    List<String> lines = err.toString().lines().toList();
+    assertEquals(2, lines.size(), err.toString());
+    assertTrue(lines.get(0).startsWith("Line 1 failed: REQUEST_TIMED_OUT: "), err.toString());
+    assertTrue(lines.get(0).contains("NOT_ENOUGH_REPLICAS"), err.toString());
+    assertEquals("Error: 1 of 1 records failed (line 1); lines 2 and later were not sent: REQUEST_TIMED_OUT"
+        + " (line 1) is not a problem of one record", lines.get(1));
+    Run read = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "no-isr", "--from-beginning",
+        "--timeout-ms", "500"));
+    assertEquals("", new String(read.raw(), StandardCharsets.UTF_8)); // nothing of lines 2 and 3 was written
+  }
+
+  /** Polls {@code condition} until it holds, for at most 60 s. */
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("Timed out waiting for: " + what);
+      }
+      Thread.sleep(20); // polling a condition with a deadline
+    }
   }
 
   @Test

@@ -8,8 +8,13 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
@@ -67,6 +72,79 @@ class CommandLineTest {
     Run r = run("topics", "--bootstrap-server", "127.0.0.1:9092", "--list", "--bogus");
     assertEquals(Main.EXIT_USAGE, r.exitCode());
     assertTrue(r.err().contains("--bogus"), r.err());
+  }
+
+  /** Every command and subcommand by its words after {@code tributary} ("produce", "perf produce", ...). */
+  static List<String> allCommands() {
+    List<String> out = new ArrayList<>();
+    collect(Main.newCommandLine(), "", out);
+    return out;
+  }
+
+  private static void collect(CommandLine cmd, String prefix, List<String> out) {
+    for (Map.Entry<String, CommandLine> e : cmd.getSubcommands().entrySet()) {
+      if (e.getValue().getCommand() instanceof CommandLine.HelpCommand) {
+        continue;
+      }
+      String words = prefix.isEmpty() ? e.getKey() : prefix + " " + e.getKey();
+      out.add(words);
+      collect(e.getValue(), words, out);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("allCommands")
+  void anUnknownOptionPointsToTheCommandsHelp(String command) {
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.add("--bogus-flag");
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    List<String> lines = r.err().lines().toList();
+    assertEquals("Error: Unknown option: '--bogus-flag'", lines.get(0), r.err());
+    assertEquals("Try 'tributary " + command + " --help' for more information.", lines.get(lines.size() - 1),
+        r.err());
+    // nothing is close to --bogus-flag: no suggestion (picocli's would be any option sharing a letter pair)
+    assertEquals(2, lines.size(), r.err());
+  }
+
+  @Test
+  void anUnknownOptionOfAReadyProduceCommandIsTheErrorAndTheHelpHint() {
+    Run r = run("produce", "--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--bogus-flag");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: Unknown option: '--bogus-flag'\n"
+        + "Try 'tributary produce --help' for more information.\n", r.err());
+  }
+
+  @Test
+  void aMisspelledOptionGetsASuggestionAndTheHelpHint() {
+    Run r = run("produce", "--bootstrap-servr", "127.0.0.1:9092", "--topic", "t");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    List<String> lines = r.err().lines().toList();
+    assertTrue(lines.get(0).startsWith("Error: Unknown option"), r.err());
+    assertTrue(lines.contains("Did you mean --bootstrap-server?"), r.err());
+    assertEquals("Try 'tributary produce --help' for more information.", lines.get(lines.size() - 1), r.err());
+  }
+
+  @Test
+  void aMisspelledCommandGetsASuggestionAndTheHelpHint() {
+    Run r = run("topcs", "--list");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    List<String> lines = r.err().lines().toList();
+    assertTrue(lines.contains("Did you mean tributary topics?"), r.err());
+    assertEquals("Try 'tributary --help' for more information.", lines.get(lines.size() - 1), r.err());
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "topics --bootstrap-server 127.0.0.1:9092 --create --topic t --config retention.ms, --config, retention.ms",
+    "produce --bootstrap-server 127.0.0.1:9092 --topic t --producer-property linger.ms, --producer-property, linger.ms",
+    "consume --bootstrap-server 127.0.0.1:9092 --topic t --property print.key, --property, print.key"
+  })
+  void aKeyValueOptionWithoutEqualsSignReadsNaturally(String command, String option, String value) {
+    Run r = run(command.split(" "));
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: " + option + " must be KEY=VALUE, was '" + value + "'", r.err().lines().findFirst().get());
+    assertFalse(r.err().contains("option option"), r.err());
   }
 
   @Test
@@ -211,6 +289,28 @@ class CommandLineTest {
   }
 
   @Test
+  void serverWarnsAboutConfigKeysNothingReadsBeforeItStarts(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws IOException {
+    java.nio.file.Path config = tmp.resolve("server.conf");
+    java.nio.file.Files.writeString(config, "num.partitons = 3\ntributary.broker.log.retention.hour = 5\n"
+        + "tributary.broker.num.partitions = 2\n");
+    // a busy port stops the start right after the warnings, so that this test needs no broker
+    try (ServerSocket busy = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Run r = run("server", "--config", config.toString(), "--port", Integer.toString(busy.getLocalPort()),
+          "--data-dir", tmp.resolve("data").toString());
+      assertEquals(Main.EXIT_FAILURE, r.exitCode());
+      List<String> lines = r.err().lines().toList();
+      assertEquals(3, lines.size(), r.err());
+      assertEquals("Warning: " + config + ": key 'num.partitons' is not a Tributary setting and is ignored; did you"
+          + " mean tributary.broker.num.partitions?", lines.get(0));
+      assertEquals("Warning: " + config + ": key 'tributary.broker.log.retention.hour' is not a Tributary setting"
+          + " and is ignored; did you mean tributary.broker.log.retention.ms? (for Kafka's log.retention.hours; in"
+          + " milliseconds)", lines.get(1));
+      assertTrue(lines.get(2).startsWith("Error: Cannot listen on"), r.err());
+    }
+  }
+
+  @Test
   void quickstartWithAMissingFileFailsWithOneLine() {
     Run r = run("quickstart", "--file", "/nonexistent/tributary-input.txt");
     assertEquals(Main.EXIT_FAILURE, r.exitCode());
@@ -245,6 +345,50 @@ class CommandLineTest {
     assertEquals(Main.EXIT_FAILURE, r.exitCode());
     assertTrue(r.err().startsWith("Error: NETWORK_EXCEPTION"), r.err());
     assertTrue(r.err().contains("request.timeout.ms=500"), r.err());
+  }
+
+  /** A port where nothing listens: a command that tries to connect fails with NETWORK_EXCEPTION at once. */
+  static int closedPort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    "produce --topic t --producer-property linger.ms=abc | --producer-property | linger.ms | abc",
+    "produce --topic t --producer-property enable.idempotence=maybe | --producer-property | enable.idempotence | maybe",
+    "consume --topic t --consumer-property max.poll.records=lots | --consumer-property | max.poll.records | lots",
+    "consume --topic t --consumer-property auto.offset.reset=oldest | --consumer-property | auto.offset.reset | oldest",
+    "perf produce --topic t --num-records 1 --record-size 1 --throughput -1 --producer-props batch.size=big"
+        + " | --producer-props | batch.size | big",
+    "perf consume --topic t --messages 1 --consumer-props fetch.max.wait.ms=soon | --consumer-props"
+        + " | fetch.max.wait.ms | soon"
+  })
+  void aBadClientSettingIsAUsageErrorBeforeConnecting(String command, String option, String key, String value)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.addAll(List.of("--bootstrap-server", "127.0.0.1:" + closedPort()));
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    String first = r.err().lines().findFirst().orElse("");
+    assertTrue(first.startsWith("Error: " + option + ": Invalid value " + value + " for configuration " + key), first);
+    assertFalse(r.err().contains("NETWORK_EXCEPTION"), r.err());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"topics --list", "groups --list",
+      "perf e2e-latency --topic t --num-records 1 --record-size 1 --producer-acks 1"})
+  void aBadSettingInACommandConfigFileIsAUsageErrorBeforeConnecting(
+      String command, @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws IOException {
+    java.nio.file.Path config = tmp.resolve("client.properties");
+    java.nio.file.Files.writeString(config, "request.timeout.ms=5s\n");
+    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+    args.addAll(List.of("--bootstrap-server", "127.0.0.1:" + closedPort(), "--command-config", config.toString()));
+    Run r = run(args.toArray(new String[0]));
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    assertEquals("Error: --command-config " + config + ": Invalid value 5s for configuration request.timeout.ms:"
+        + " expected an integer", r.err().lines().findFirst().orElse(""));
   }
 
   @Test
