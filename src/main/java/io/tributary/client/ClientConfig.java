@@ -547,6 +547,37 @@ public final class ClientConfig {
     }
   }
 
+  /**
+   * Checks producer settings as {@code TributaryClient.producer} does, without making a producer: for tools that
+   * want a bad value to be a usage error before they connect.
+   *
+   * @throws IllegalArgumentException {@code Invalid value V for configuration K: why}, as the producer would
+   */
+  public static void validateProducerSettings(Map<String, ?> config) {
+    ProducerSettings.from(config);
+  }
+
+  /**
+   * Checks consumer settings as {@code TributaryClient.consumer} does, without making a consumer (and without using
+   * up a generated {@code client.id}).
+   *
+   * @throws IllegalArgumentException {@code Invalid value V for configuration K: why}, as the consumer would
+   */
+  public static void validateConsumerSettings(Map<String, ?> config) {
+    Map<String, Object> copy = new java.util.HashMap<>(config);
+    copy.putIfAbsent(CLIENT_ID, "settings-check");
+    ConsumerSettings.from(copy);
+  }
+
+  /**
+   * Checks admin settings as {@code TributaryClient.admin} does, without making an admin.
+   *
+   * @throws IllegalArgumentException {@code Invalid value V for configuration K: why}, as the admin would
+   */
+  public static void validateAdminSettings(Map<String, ?> config) {
+    AdminSettings.from(config);
+  }
+
   private static IllegalArgumentException invalid(String key, Object value, String why) {
     return new IllegalArgumentException("Invalid value " + value + " for configuration " + key + ": " + why);
   }
