@@ -1,6 +1,7 @@
 package io.tributary.client;
 
 import akka.actor.ActorIdentity;
+import akka.actor.ActorSelection;
 import akka.actor.Identify;
 import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
@@ -44,12 +45,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <h2>Requests in flight</h2>
  *
- * The client's ask path registers every request it sends ({@link Health#track}). When the gateway is given up (gone
- * or suspected), the requests still in flight through it are failed at once with NETWORK_EXCEPTION (retriable), so
- * that their senders retry through the next gateway instead of waiting for {@code request.timeout.ms}: a SIGKILLed
- * node costs the failure detector's pause, not that plus a request timeout. (Retried produce requests are
- * deduplicated by the idempotent producer; without idempotence a retry may duplicate, as in Kafka when a connection
- * is dropped.)
+ * The client's ask path registers every request before it hands it to this actor ({@link Health#register}), and this
+ * actor records each one it forwards with the generation of the gateway it went to ({@link Health#forwarded}). When
+ * the gateway is given up (gone or suspected), the requests forwarded to it and still in flight are failed at once
+ * with NETWORK_EXCEPTION (retriable), so that their senders retry through the next gateway instead of waiting for
+ * {@code request.timeout.ms}: a SIGKILLed node costs the failure detector's pause, not that plus a request timeout.
+ * Requests not forwarded yet (in the mailbox, or held while probing) are not failed: they go to the next gateway.
+ * (Retried produce requests are deduplicated by the idempotent producer; without idempotence a retry may duplicate,
+ * as in Kafka when a connection is dropped.)
  *
  * <h2>While the client's ActorSystem or the JVM shuts down</h2>
  *
@@ -63,11 +66,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * Every known gateway (the bootstrap list: for a local cluster it holds every node) is asked at once with Akka's
  * built-in {@link Identify}, which any live actor answers without a protocol message of ours. The first gateway other
- * than the suspected one that identifies itself becomes current; the suspected one is kept only if it is the only one
- * that answers. Requests that arrive meanwhile are held (at most {@value #MAX_HELD} of them) and sent to the new
- * gateway in order; those held longer than {@code request.timeout.ms} are dropped (their senders have timed out and
- * retry). If no gateway answers, the probe is repeated every {@code retry.backoff.ms} (doubling, at most 1 s). A
- * probe round waits at most {@code min(request.timeout.ms, 5 s)} for answers.
+ * than the suspected one that identifies itself becomes current (the ref in its answer, watched from then on); the
+ * suspected one is kept only if it is the only one that answers. Requests that arrive meanwhile are held (at most
+ * {@value #MAX_HELD} of them) and sent to the new gateway in order; those held longer than {@code request.timeout.ms}
+ * are dropped (their senders have timed out and retry). If no gateway answers, the probe is repeated every {@code
+ * retry.backoff.ms} (doubling, at most 1 s), for as long as it takes. A probe round waits at most {@code
+ * min(request.timeout.ms, 5 s)} for answers.
+ *
+ * <p>The probe goes to each gateway's path through an {@link ActorSelection}, never through the gateway's ref: when
+ * death watch gives a node up, Artery quarantines that incarnation of the node and from then on drops every message
+ * to a ref at its address. Only actor selections pass; they make Artery connect to the address again and shake hands
+ * with whatever incarnation listens there now, which lifts the quarantine. (Probing through the ref, a client never
+ * found its node again when the node came back on the same address after Artery had stopped the quarantined
+ * association's streams, {@code akka.remote.artery.advanced.stop-quarantined-after-idle} after death watch's last
+ * heartbeat: about 8 s after a SIGKILL.)
  *
  * <p>An actor: its state is confined to it. {@link Health} is the thread-safe part that the client's ask path uses.
  */
@@ -402,8 +414,10 @@ final class GatewayFailover {
     for (int i = 0; i < gateways.size(); i++) {
       int index = i;
       int thisRound = round;
-      CompletionStage<Object> answer =
-          Patterns.ask(Adapter.toClassic(gateways.get(i)), new Identify(index), timeout);
+      // By path, not through the ref: Artery drops every message to a ref of a quarantined node, but lets an actor
+      // selection through and then shakes hands with whatever incarnation now listens there (see the class comment).
+      ActorSelection gateway = Adapter.toClassic(context.getSystem()).actorSelection(gateways.get(i).path());
+      CompletionStage<Object> answer = Patterns.ask(gateway, new Identify(index), timeout);
       context.pipeToSelf(
           answer,
           (reply, failure) -> {
