@@ -462,6 +462,9 @@ final class GatewayFailover {
     probing = false;
     if (index != currentIndex) {
       context.getLog().warn("Tributary client now uses the gateway {}", gateway.path());
+    } else {
+      // the same node answered again (it came back, or only seemed lost): say so after the "looking for" line
+      context.getLog().warn("Tributary gateway {} answers again", gateway.path());
     }
     use(index, gateway);
     dropExpiredHeld();
