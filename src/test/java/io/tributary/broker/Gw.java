@@ -86,6 +86,17 @@ public final class Gw {
         r -> new PartitionLeader.GetStatus(topic, partition, r), T, system.scheduler()).toCompletableFuture().join();
   }
 
+  /** The values of the records of {@code r}'s batches, as UTF-8 strings, in order. */
+  public static List<String> values(FetchResponse r) {
+    List<String> out = new ArrayList<>();
+    for (byte[] b : r.batches()) {
+      for (io.tributary.record.Record rec : io.tributary.record.RecordBatch.validate(b)) {
+        out.add(new String(rec.value(), StandardCharsets.UTF_8));
+      }
+    }
+    return out;
+  }
+
   /** A batch of {@code n} records with values {@code prefix + i}, keys {@code "k" + i}, timestamps {@code ts}. */
   public static byte[] batch(String prefix, int n, long ts) {
     RecordBatchBuilder b = new RecordBatchBuilder();

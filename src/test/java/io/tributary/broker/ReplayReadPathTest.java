@@ -44,16 +44,6 @@ class ReplayReadPathTest {
     node.close();
   }
 
-  private static List<String> values(FetchResponse r) {
-    List<String> out = new ArrayList<>();
-    for (byte[] b : r.batches()) {
-      for (Record rec : RecordBatch.validate(b)) {
-        out.add(new String(rec.value(), StandardCharsets.UTF_8));
-      }
-    }
-    return out;
-  }
-
   @Test
   void recordsBehindTheTailAreReadThroughAkkasReplayWhenTheJournalIsNotTheTunedOne() {
     assertEquals(ErrorCode.NONE, gw.create("replayed", 1, Map.of()).error());
@@ -70,7 +60,7 @@ class ReplayReadPathTest {
     });
     FetchResponse r = gw.fetch("replayed", 0, 1, 1 << 20, 0);
     assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
-    List<String> read = values(r);
+    List<String> read = Gw.values(r);
     assertEquals(List.of("a0", "a1", "a2", "b0", "b1"), read, "whole batches, in order");
   }
 }

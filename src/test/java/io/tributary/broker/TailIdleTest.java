@@ -35,16 +35,6 @@ class TailIdleTest {
     node.close();
   }
 
-  private static List<String> values(FetchResponse r) {
-    List<String> out = new ArrayList<>();
-    for (byte[] b : r.batches()) {
-      for (Record rec : RecordBatch.validate(b)) {
-        out.add(new String(rec.value(), java.nio.charset.StandardCharsets.UTF_8));
-      }
-    }
-    return out;
-  }
-
   private static void awaitTailBytes(String topic, boolean empty) {
     TestProbe<Object> probe = TestProbe.create(node.system());
     probe.awaitAssert(Duration.ofSeconds(20), () -> {
@@ -63,7 +53,7 @@ class TailIdleTest {
     awaitTailBytes("idle", true);
     FetchResponse fromJournal = gw.fetch("idle", 0, 0, 1 << 20, 0);
     assertEquals(ErrorCode.NONE, fromJournal.error(), fromJournal.errorMessage());
-    assertEquals(3, values(fromJournal).size(), "read back from the journal");
+    assertEquals(3, Gw.values(fromJournal).size(), "read back from the journal");
 
     assertEquals(ErrorCode.NONE, gw.produce("idle", 0, Gw.batch("b", 2, 2_000L)).error());
     assertTrue(gw.status("idle", 0).tailBytes() > 0, "the next append starts a new tail");
@@ -71,7 +61,7 @@ class TailIdleTest {
     for (int i = 0; i < 5 && read.size() < 5; i++) { // a journal read may stop where the tail begins: go on from there
       FetchResponse r = gw.fetch("idle", 0, read.size(), 1 << 20, 0);
       assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
-      read.addAll(values(r));
+      read.addAll(Gw.values(r));
     }
     assertEquals(List.of("a0", "a1", "a2", "b0", "b1"), read, "old records from the journal, new ones from the tail");
   }

@@ -110,32 +110,13 @@ class TunedLeveldbJournalTest {
     return seqNr;
   }
 
-  /** The stored values of {@link #PID}'s events in journal-0, in key order; call with the store closed. */
-  private List<byte[]> valuesOfWriter() throws Exception {
-    File dir = dataDir.resolve("journal-0").toFile();
-    List<byte[]> values = new ArrayList<>();
-    try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
-      int nid = -1;
-      for (it.seekToFirst(); it.hasNext(); ) {
-        Map.Entry<byte[], byte[]> e = it.next();
-        ByteBuffer k = ByteBuffer.wrap(e.getKey());
-        int id = k.getInt();
-        long seqNr = k.getLong();
-        int mapping = k.getInt();
-        if (id == 1 && PID.equals(new String(e.getValue(), StandardCharsets.UTF_8))) {
-          nid = mapping;
-        } else if (id == nid && seqNr > 0) {
-          values.add(e.getValue());
-        }
-      }
-    }
-    return values;
-  }
+  /** One stored entry of {@link #PID}: its key's sequence number and mapping id, and its value. */
+  private record Entry(long seqNr, int mapping, byte[] value) {}
 
-  /** Every key of {@link #PID} in journal-0 as (sequence number, mapping id); call with the store closed. */
-  private List<long[]> keysOfWriter() throws Exception {
+  /** Every entry of {@link #PID} in journal-0, in key order; call with the store closed. */
+  private List<Entry> entriesOfWriter() throws Exception {
     File dir = dataDir.resolve("journal-0").toFile();
-    List<long[]> keys = new ArrayList<>();
+    List<Entry> entries = new ArrayList<>();
     try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
       int nid = -1;
       for (it.seekToFirst(); it.hasNext(); ) {
@@ -147,11 +128,21 @@ class TunedLeveldbJournalTest {
         if (id == 1 && PID.equals(new String(e.getValue(), StandardCharsets.UTF_8))) {
           nid = mapping; // Akka's id mapping key: (1, 0, nid) -> persistence id
         } else if (id == nid) {
-          keys.add(new long[] {seqNr, mapping});
+          entries.add(new Entry(seqNr, mapping, e.getValue()));
         }
       }
     }
-    return keys;
+    return entries;
+  }
+
+  /** The stored values of {@link #PID}'s events (not its counter key), in key order; call with the store closed. */
+  private List<byte[]> valuesOfWriter() throws Exception {
+    return entriesOfWriter().stream().filter(e -> e.seqNr() > 0).map(Entry::value).toList();
+  }
+
+  /** Every key of {@link #PID} in journal-0 as (sequence number, mapping id); call with the store closed. */
+  private List<long[]> keysOfWriter() throws Exception {
+    return entriesOfWriter().stream().map(e -> new long[] {e.seqNr(), e.mapping()}).toList();
   }
 
   @Test
