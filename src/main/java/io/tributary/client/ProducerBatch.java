@@ -2,6 +2,7 @@ package io.tributary.client;
 
 import io.tributary.record.Compression;
 import io.tributary.record.Header;
+import io.tributary.record.RecordBatch;
 import io.tributary.record.RecordBatchBuilder;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -17,6 +18,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <em>full</em> (no more appends, still queued) → <em>drained</em> (taken from the queue; {@link #close()} builds the
  * bytes once) → sent, possibly several times (retries) → <em>done</em> ({@link #tryMarkDone} once, then {@link
  * #completeSuccess} or {@link #completeFailure}).
+ *
+ * <p>Idempotent producer: a batch is <em>sealed</em> ({@link #seal}) with the producer id, epoch and base sequence when
+ * it is first drained, and every retry sends the same bytes. A sealed batch that is known never to have been appended
+ * and that can no longer be appended with its sequence (a batch before it in the partition will never be) is
+ * <em>unsealed</em> ({@link #unseal}) and sealed again with the bumped epoch and a new sequence: the built bytes are
+ * then copied with the new producer fields and CRC ({@link RecordBatch#withProducerState}), as Kafka's {@code
+ * resetProducerState}.
  *
  * <p>Not thread-safe by itself: appends and state changes happen under the lock of the partition's queue in {@link
  * RecordAccumulator}; {@link #close()} is called by the one thread that drained the batch; completion is guarded by an
@@ -52,12 +60,19 @@ final class ProducerBatch {
   /** The error of the last failed attempt, for the final message. */
   TributaryException lastError;
   /**
-   * Idempotent producer: the sequence number of the first record, assigned once when the batch is first drained
-   * ({@link #seal}); -1 before that or without idempotence.
+   * Idempotent producer: the sequence number of the first record, assigned when the batch is first drained ({@link
+   * #seal}), and again if it is resealed after {@link #unseal}; -1 while not sealed or without idempotence.
    */
   int baseSequence = -1;
-  /** Idempotent producer: the producer epoch the batch was sealed with. */
+  /** Idempotent producer: the producer id the batch is sealed with, or -1. */
+  long producerId = -1;
+  /** Idempotent producer: the producer epoch the batch is sealed with, or -1. */
   short producerEpoch = -1;
+  /**
+   * Idempotent producer: an attempt with the current seal ended with an error that does not show the leader refused
+   * the batch (e.g. a timeout, a lost answer): the batch may have been appended.
+   */
+  boolean mayHaveBeenAppended;
 
   private final AtomicBoolean done = new AtomicBoolean();
   private final CountDownLatch doneLatch = new CountDownLatch(1);
@@ -113,14 +128,37 @@ final class ProducerBatch {
   }
 
   /**
-   * Idempotent producer: stamps the producer id, epoch and base sequence into the batch header. Called once, when the
-   * batch is first drained (no record can be appended any more), before {@link #close()} computes the CRC; retries
-   * send the same bytes.
+   * Idempotent producer: stamps the producer id, epoch and base sequence into the batch header. Called when the batch
+   * is first drained (no record can be appended any more), before {@link #close()} computes the CRC; retries send the
+   * same bytes. Called again after {@link #unseal}: if the bytes were built, they are replaced by a copy with the new
+   * fields and CRC (the old array is not changed; a request may still hold it).
+   *
+   * @throws IllegalStateException if the batch is sealed
    */
   void seal(long producerId, short epoch, int sequence) {
-    builder.setProducerState(producerId, epoch, sequence);
+    if (hasSequence()) {
+      throw new IllegalStateException("already sealed: " + this);
+    }
+    if (bytes != null) {
+      bytes = RecordBatch.withProducerState(bytes, producerId, epoch, sequence);
+    } else {
+      builder.setProducerState(producerId, epoch, sequence);
+    }
+    this.producerId = producerId;
     this.producerEpoch = epoch;
     this.baseSequence = sequence;
+  }
+
+  /**
+   * Idempotent producer: forgets the producer id, epoch and sequence the batch was sealed with, so that it is sealed
+   * again ({@link #seal}) before its next attempt. Only for a batch known never to have been appended under its seal
+   * and not in flight.
+   */
+  void unseal() {
+    this.producerId = -1;
+    this.producerEpoch = -1;
+    this.baseSequence = -1;
+    this.mayHaveBeenAppended = false;
   }
 
   /** Whether the batch carries an idempotent producer's sequence number ({@link #seal} was called). */

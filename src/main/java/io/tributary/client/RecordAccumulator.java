@@ -52,17 +52,36 @@ import java.util.function.LongSupplier;
  * The partition leader appends a batch only if its sequence follows the last one it appended for this producer, and
  * answers a retry of one of the last 5 batches with the original offsets instead of appending it again. So with up to
  * 5 batches in flight: if batch n fails retriably, batches n+1.. that were in flight are rejected by the leader with
- * OUT_OF_ORDER_SEQUENCE_NUMBER (or UNKNOWN_PRODUCER_ID if n was the producer's first batch there), which is treated as
- * retriable as long as an earlier batch of the partition is in flight or awaiting its retry; they all go back to the
- * queue in sequence order and are resent one at a time, n first. Nothing is written twice and nothing is reordered.
- * Either error with no earlier batch pending is final for the batch.
+ * OUT_OF_ORDER_SEQUENCE_NUMBER (or UNKNOWN_PRODUCER_ID if n was the producer's first batch there), which is retried
+ * with the same bytes while an earlier batch of the partition is in flight or awaits its retry (it may still fill the
+ * gap); they all go back to the queue in sequence order and are resent one at a time, n first. Nothing is written
+ * twice and nothing is reordered.
  *
  * <p>A sealed batch that finally fails (a non-retriable error, {@code delivery.timeout.ms}, {@code retries}) leaves a
- * hole in its partition's sequence (or not, if it was in fact appended and only its answer was lost): the batches of
- * that partition sent after it may then fail with OUT_OF_ORDER_SEQUENCE_NUMBER. The producer then bumps its epoch
- * (and takes a new producer id when the epoch would overflow), as Kafka's idempotent producer does since KIP-360, but
- * locally, without a broker round trip: it stops sealing new batches until no sealed batch is pending, then restarts
- * every partition's sequence at 0 with the new epoch, which the leader accepts (a higher epoch resets sequences).
+ * hole in its partition's sequence (or not, if it was in fact appended and only its answer was lost). The producer
+ * then bumps its epoch (and takes a new producer id when the epoch would overflow), as Kafka's idempotent producer
+ * does since KIP-360, but locally, without a broker round trip: it stops sealing new batches until no sealed batch is
+ * pending, then restarts every partition's sequence at 0 with the new epoch, which the leader accepts (a higher epoch
+ * resets sequences). The batches of the partition sealed after the hole are not lost with it; as Kafka's {@code
+ * TransactionManager.canRetry} and {@code resetProducerState}, they are <em>unsealed</em> and, after the bump, sealed
+ * again with the new epoch and fresh sequences (the bytes copied with the new header and CRC) and resent in their
+ * order, one at a time and before every newer batch:
+ *
+ * <ul>
+ *   <li>OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID with no earlier batch of the partition pending: the gap is
+ *       real, and the answer shows the batch was not appended (a batch that was would be answered as a duplicate).
+ *   <li>A batch finally failing with an answer showing the leader refused it without appending (MESSAGE_TOO_LARGE,
+ *       INVALID_RECORD, INVALID_TIMESTAMP, ...; see {@link #isRefusedNotAppended}) on every attempt since it was
+ *       sealed leaves a known gap: the batches sealed after it under the same epoch can never be appended (the leader
+ *       appends sequences only contiguously), so those awaiting a retry are unsealed at once and those in flight when
+ *       they are answered with one of the errors above or a retriable error.
+ *   <li>A batch that finally fails after a timeout or a lost answer may have been appended: nothing is assumed, the
+ *       batches after it are resent with their seal, and the leader either appends them (no gap) or answers
+ *       OUT_OF_ORDER_SEQUENCE_NUMBER (first case).
+ * </ul>
+ *
+ * Each such resend counts as an attempt ({@code retries}, {@code delivery.timeout.ms}). This relies, as Kafka, on the
+ * leader keeping the producer's state; a leader that lost it may accept a batch after a gap.
  *
  * <p><b>Without idempotence</b>, with more than one batch in flight, a later batch that was already accepted stays
  * before a retried one, and a retry after a lost answer can write the batch twice (as Kafka without idempotence). With
@@ -103,6 +122,13 @@ final class RecordAccumulator {
     int nextProducerSequence;
     long sequenceProducerId = -1;
     short sequenceEpoch = -1;
+    /**
+     * Idempotence: the position ({@link ProducerBatch#sequence}) of the first batch known never to be appended under
+     * {@link #gapProducerId}/{@link #gapEpoch} (see "Order and retries"); {@link Long#MAX_VALUE} if none.
+     */
+    long gapPosition = Long.MAX_VALUE;
+    long gapProducerId = -1;
+    short gapEpoch = -1;
   }
 
   /** The partition queues of one topic, indexed by partition; grown on demand. */
@@ -523,10 +549,14 @@ final class RecordAccumulator {
   /**
    * Records a failed attempt: a retriable error within {@code retries} and {@code delivery.timeout.ms} puts the batch
    * back in its queue for a retry after {@code retry.backoff.ms}; otherwise the batch fails with {@code error} (or
-   * REQUEST_TIMED_OUT if its delivery time is up). Runs callbacks on the calling thread. With idempotence,
-   * OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID count as retriable while an earlier batch of the partition
-   * is in flight or awaits its retry (the batch arrived before its predecessor was appended; UNKNOWN_PRODUCER_ID when
-   * that predecessor was the producer's first batch on the partition, as Kafka's client handles it).
+   * REQUEST_TIMED_OUT if its delivery time is up). Runs callbacks on the calling thread.
+   *
+   * <p>With idempotence (see "Order and retries" in the class comment), for a sealed batch:
+   * OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID are retriable: with the same bytes while an earlier batch of
+   * the partition is in flight or awaits its retry, else (a real gap) unsealed, to be resent with the bumped epoch. A
+   * batch behind a gap (sealed under the same epoch after a batch known never to be appended) is unsealed on a
+   * retriable error too. A final failure with an error that shows the leader refused the batch, on every attempt
+   * since it was sealed, leaves a gap.
    *
    * @return whether the batch will be retried
    */
@@ -534,19 +564,34 @@ final class RecordAccumulator {
     long now = clock.getAsLong();
     PartitionQueue pq = queueOf(batch);
     boolean retry;
+    boolean retriable;
     boolean timedOut = now - batch.createdMs >= deliveryTimeoutMs;
     synchronized (pq) {
       pq.inFlight--;
       pq.inFlightBatches.remove(batch);
-      boolean retriable =
-          error.isRetriable()
-              || (idempotent
-                  && (error.errorCode() == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-                      || error.errorCode() == ErrorCode.UNKNOWN_PRODUCER_ID)
-                  && batch.hasSequence()
-                  && hasEarlierPending(pq, batch));
+      ErrorCode code = error.errorCode();
+      boolean sealed = idempotent && batch.hasSequence();
+      boolean refused = sealed && isRefusedNotAppended(code);
+      if (sealed && !refused) {
+        batch.mayHaveBeenAppended = true;
+      }
+      boolean reseal = false;
+      if (sealed && isBehindGap(pq, batch)) {
+        // it cannot be appended with its sequence any more: whatever the answer, resend it with the new epoch
+        retriable = error.isRetriable() || isSequenceError(code);
+        reseal = retriable;
+      } else if (sealed && isSequenceError(code)) {
+        retriable = true;
+        reseal = !hasEarlierPending(pq, batch); // else the earlier batch may still fill the gap: resend as it is
+      } else {
+        retriable = error.isRetriable();
+      }
       retry = retriable && !timedOut && batch.attempts < retries && !batch.isDone() && !closingAborted;
       if (retry) {
+        if (reseal) {
+          markGap(pq, batch);
+          unseal(batch);
+        }
         if (batch.attempts == 0) {
           pq.pendingRetries++;
         }
@@ -554,13 +599,17 @@ final class RecordAccumulator {
         batch.lastError = error;
         batch.retryNotBeforeMs = now + retryBackoffMs;
         reinsertInOrder(pq.deque, batch);
-      } else if (batch.attempts > 0) {
-        pq.pendingRetries--;
+      } else {
+        if (batch.attempts > 0) {
+          pq.pendingRetries--;
+        }
+        if (refused && !batch.mayHaveBeenAppended) {
+          markGap(pq, batch); // the batch fails below: finish() asks for the epoch bump and counts it done
+        }
       }
     }
     if (!retry) {
-      TributaryException failure =
-          timedOut && error.isRetriable() ? expiredError(batch, now, error) : error;
+      TributaryException failure = timedOut && retriable ? expiredError(batch, now, error) : error;
       finish(batch, false, -1, -1, failure);
     }
     listener.wakeup();
@@ -648,7 +697,10 @@ final class RecordAccumulator {
 
   // ---------------------------------------------------------------------------------------------------------------
 
-  /** Whether a batch older than {@code batch} is in flight or awaits a retry. Under the queue's lock. */
+  /**
+   * Whether a batch older than {@code batch} is in flight or awaits a retry with its seal (so it may still be
+   * appended before it). Under the queue's lock.
+   */
   private static boolean hasEarlierPending(PartitionQueue pq, ProducerBatch batch) {
     for (ProducerBatch b : pq.inFlightBatches) {
       if (b.sequence < batch.sequence) {
@@ -659,11 +711,73 @@ final class RecordAccumulator {
       if (b.sequence >= batch.sequence) {
         break; // the queue is in sequence order
       }
-      if (b.attempts > 0) {
+      if (b.attempts > 0 && b.hasSequence()) {
         return true;
       }
     }
     return false;
+  }
+
+  /** OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID: the leader found a gap before the batch's sequence. */
+  private static boolean isSequenceError(ErrorCode code) {
+    return code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER || code == ErrorCode.UNKNOWN_PRODUCER_ID;
+  }
+
+  /**
+   * Whether an answer with this error shows that the leader refused the batch before appending it: checks of the
+   * batch itself (size, layout, CRC, codec, timestamps, acks), of its producer state, and NOT_ENOUGH_REPLICAS (checked
+   * before the append). Timeouts, lost connections, NOT_LEADER_OR_FOLLOWER (also the answer to an appended acks=all
+   * batch whose leader moved) and NOT_ENOUGH_REPLICAS_AFTER_APPEND do not.
+   */
+  private static boolean isRefusedNotAppended(ErrorCode code) {
+    return switch (code) {
+      case MESSAGE_TOO_LARGE,
+          INVALID_RECORD,
+          INVALID_TIMESTAMP,
+          CORRUPT_MESSAGE,
+          UNSUPPORTED_COMPRESSION_TYPE,
+          INVALID_REQUIRED_ACKS,
+          NOT_ENOUGH_REPLICAS,
+          OUT_OF_ORDER_SEQUENCE_NUMBER,
+          UNKNOWN_PRODUCER_ID,
+          INVALID_PRODUCER_EPOCH -> true;
+      default -> false;
+    };
+  }
+
+  /** Whether a batch is sealed after the partition's gap, with the gap's producer id and epoch. Under the lock. */
+  private static boolean isBehindGap(PartitionQueue pq, ProducerBatch batch) {
+    return batch.hasSequence()
+        && batch.producerId == pq.gapProducerId
+        && batch.producerEpoch == pq.gapEpoch
+        && batch.sequence > pq.gapPosition;
+  }
+
+  /**
+   * Records that a sealed batch will never be appended under its seal: no batch sealed after it under the same epoch
+   * can be appended either. The queued ones (awaiting a retry with their seal) are unsealed at once; those in flight
+   * are when their answer comes. Under the queue's lock; before {@code batch} is unsealed or finished.
+   */
+  private void markGap(PartitionQueue pq, ProducerBatch batch) {
+    if (pq.gapProducerId != batch.producerId || pq.gapEpoch != batch.producerEpoch) {
+      pq.gapProducerId = batch.producerId;
+      pq.gapEpoch = batch.producerEpoch;
+      pq.gapPosition = batch.sequence;
+    } else {
+      pq.gapPosition = Math.min(pq.gapPosition, batch.sequence);
+    }
+    for (ProducerBatch queued : pq.deque) {
+      if (isBehindGap(pq, queued)) {
+        unseal(queued);
+      }
+    }
+  }
+
+  /** Unseals a sealed batch that is not in flight, to be sealed again after the epoch bump. Under the queue's lock. */
+  private void unseal(ProducerBatch batch) {
+    epochBumpNeeded = true; // before the count drops, so that the drain that sees 0 also sees the flag
+    batch.unseal();
+    sealedIncomplete.decrementAndGet();
   }
 
   private PartitionQueue queueOf(ProducerBatch batch) {

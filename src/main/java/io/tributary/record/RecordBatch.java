@@ -443,6 +443,32 @@ public final class RecordBatch implements Iterable<Record> {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
+  // Copies (idempotent producer)
+
+  /**
+   * A copy of a batch with other idempotent-producer fields (producer id, epoch and base sequence) and the CRC32C
+   * recomputed, as Kafka's {@code ProducerBatch.resetProducerState}: an idempotent producer that bumped its epoch
+   * resends a batch that was never appended under new sequence numbers. Every other byte (compressed or not) is kept.
+   * The given array is not changed: it may still be held by a request in flight or by the leader that refused it.
+   *
+   * @param batch exactly one batch (as {@link #wrap} accepts); not changed
+   * @param producerId the producer id, or {@link #NO_PRODUCER_ID}
+   * @param producerEpoch the producer epoch, or {@link #NO_PRODUCER_EPOCH}
+   * @param baseSequence the sequence number of the first record, or {@link #NO_SEQUENCE}
+   * @return a new array of the same length
+   * @throws CorruptRecordException if a frame check of {@link #wrap} fails
+   */
+  public static byte[] withProducerState(byte[] batch, long producerId, short producerEpoch, int baseSequence) {
+    checkFrame(batch);
+    byte[] copy = batch.clone();
+    ByteUtils.writeLong(producerId, copy, PRODUCER_ID_OFFSET);
+    ByteUtils.writeShort(producerEpoch, copy, PRODUCER_EPOCH_OFFSET);
+    ByteUtils.writeInt(baseSequence, copy, BASE_SEQUENCE_OFFSET);
+    ByteUtils.writeUnsignedInt(new RecordBatch(copy).computeCrc(), copy, CRC_OFFSET);
+    return copy;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
   // CRC and records
 
   /** Whether the stored CRC32C matches the bytes from {@link #ATTRIBUTES_OFFSET} to the end (as Kafka's {@code isValid}). */

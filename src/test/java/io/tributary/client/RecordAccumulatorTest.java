@@ -1,5 +1,6 @@
 package io.tributary.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -447,16 +448,16 @@ class RecordAccumulatorTest {
   }
 
   @Test
-  void outOfOrderWithNothingEarlierPendingFailsAndTheEpochIsBumpedOnceNoSealedBatchIsPending() {
+  void aFinalFailureBumpsTheEpochOnceNoSealedBatchIsPendingAndSequencesRestartAtZero() {
     RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
     CompletableFuture<RecordMetadata> f0 = append(acc, "t", 0, bytes(10, 0));
     append(acc, "u", 0, bytes(10, 0));
     List<ProducerBatch> first = acc.drain().batches();
     ProducerBatch t0 = first.stream().filter(b -> b.topic.equals("t")).findFirst().orElseThrow();
     ProducerBatch u0 = first.stream().filter(b -> b.topic.equals("u")).findFirst().orElseThrow();
-    TributaryException outOfOrder = new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "gap");
-    assertFalse(acc.onFailure(t0, outOfOrder));
-    assertSame(outOfOrder, cause(f0));
+    TributaryException invalid = new TributaryException(ErrorCode.INVALID_RECORD, "bad record");
+    assertFalse(acc.onFailure(t0, invalid));
+    assertSame(invalid, cause(f0));
     append(acc, "t", 0, bytes(10, 1));
     assertTrue(acc.drain().batches().isEmpty(), "no new sequence while a batch of the old epoch is pending");
     assertEquals(0, acc.producerEpoch());
@@ -469,6 +470,209 @@ class RecordAccumulatorTest {
     assertEquals(0, h.baseSequence(), "sequences restart at 0");
     append(acc, "u", 0, bytes(10, 1));
     assertEquals(0, header(acc.drain().batches().get(0)).baseSequence(), "on every partition");
+  }
+
+  /**
+   * OUT_OF_ORDER_SEQUENCE_NUMBER with no earlier batch pending: the gap is real and the batch was not appended (a
+   * batch that was would be answered as a duplicate); as Kafka since KIP-360, it is resent with the bumped epoch from
+   * sequence 0, once no batch sealed with the old epoch is pending, and before the newer batch of its partition.
+   */
+  @Test
+  void outOfOrderWithNothingEarlierPendingIsResentWithTheBumpedEpochBeforeNewerBatches() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    CompletableFuture<RecordMetadata> f0 = append(acc, "t", 0, bytes(10, 0));
+    append(acc, "u", 0, bytes(10, 0));
+    List<ProducerBatch> first = acc.drain().batches();
+    ProducerBatch t0 = first.stream().filter(b -> b.topic.equals("t")).findFirst().orElseThrow();
+    ProducerBatch u0 = first.stream().filter(b -> b.topic.equals("u")).findFirst().orElseThrow();
+    assertTrue(acc.onFailure(t0, new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "gap")));
+    CompletableFuture<RecordMetadata> f1 = append(acc, "t", 0, bytes(10, 1));
+    clock.addAndGet(100);
+    assertTrue(acc.drain().batches().isEmpty(), "nothing is sealed while a batch of the old epoch is pending");
+    assertEquals(0, acc.producerEpoch());
+    acc.onSuccess(u0, 0L, -1L);
+    assertEquals(List.of(t0), acc.drain().batches(), "the retried batch alone, first");
+    RecordBatch h0 = header(t0);
+    assertEquals(1, h0.producerEpoch());
+    assertEquals(0, h0.baseSequence());
+    acc.onSuccess(t0, 7L, -1L);
+    List<ProducerBatch> next = acc.drain().batches();
+    assertEquals(1, next.size());
+    assertEquals(1, header(next.get(0)).baseSequence());
+    acc.onSuccess(next.get(0), 8L, -1L);
+    assertEquals(7L, f0.join().offset());
+    assertEquals(8L, f1.join().offset());
+  }
+
+  /**
+   * Behind a batch the leader refused, a batch whose answer was a timeout cannot have been appended either (the
+   * leader appends sequences only contiguously): it is resent with the new epoch at once, not first with its old
+   * sequence; and a batch behind it that was answered out of sequence follows it.
+   */
+  @Test
+  void aTimeoutBehindABatchTheLeaderRefusedIsResentWithTheNewEpoch() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    for (int i = 0; i < 3; i++) {
+      append(acc, "t", 0, bytes(10, i));
+    }
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertFalse(acc.onFailure(inFlight.get(0), new TributaryException(ErrorCode.INVALID_TIMESTAMP, "bad")));
+    assertTrue(acc.onFailure(inFlight.get(2), new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "")));
+    assertTrue(acc.onFailure(inFlight.get(1), new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer")));
+    clock.addAndGet(100);
+    for (int i = 1; i < 3; i++) {
+      List<ProducerBatch> drained = acc.drain().batches();
+      assertEquals(List.of(inFlight.get(i)), drained);
+      RecordBatch h = header(drained.get(0));
+      assertEquals(1, h.producerEpoch());
+      assertEquals(i - 1, h.baseSequence());
+      acc.onSuccess(drained.get(0), i, -1L);
+    }
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * A batch that awaits its retry with its old sequence when the leader refuses an earlier one can never be appended
+   * with it: it is unsealed at once. (Were it left sealed behind an unsealed batch, the epoch bump, which waits for
+   * every sealed batch, and that batch, which waits for the bump, would wait for each other.)
+   */
+  @Test
+  void aSealedBatchAwaitingItsRetryBehindARefusedBatchIsResentWithTheNewEpoch() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      futures.add(append(acc, "t", 0, bytes(10, i)));
+    }
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertTrue(acc.onFailure(inFlight.get(2), new TributaryException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved")));
+    assertFalse(acc.onFailure(inFlight.get(0), new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "too large")));
+    assertTrue(acc.onFailure(inFlight.get(1), new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "")));
+    clock.addAndGet(100);
+    for (int i = 1; i < 3; i++) {
+      List<ProducerBatch> drained = acc.drain().batches();
+      assertEquals(List.of(inFlight.get(i)), drained, "batch " + i);
+      RecordBatch h = header(drained.get(0));
+      assertEquals(1, h.producerEpoch());
+      assertEquals(i - 1, h.baseSequence());
+      acc.onSuccess(drained.get(0), i, -1L);
+      assertEquals(i, futures.get(i).join().offset());
+    }
+  }
+
+  /**
+   * A refusal does not prove a batch was never appended if an earlier attempt ended without an answer (that attempt
+   * may have been appended, e.g. before the topic's limit changed): the batches after it keep their seal.
+   */
+  @Test
+  void aRefusalAfterAnAttemptWithoutAnswerLeavesNoKnownGap() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    append(acc, "t", 0, bytes(10, 0));
+    append(acc, "t", 0, bytes(10, 1));
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    ProducerBatch b0 = inFlight.get(0);
+    ProducerBatch b1 = inFlight.get(1);
+    byte[] b1Sealed = b1.close();
+    TributaryException timeout = new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer");
+    assertTrue(acc.onFailure(b0, timeout));
+    assertTrue(acc.onFailure(b1, timeout));
+    clock.addAndGet(100);
+    assertEquals(List.of(b0), acc.drain().batches());
+    assertFalse(acc.onFailure(b0, new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "too large now")));
+    clock.addAndGet(100);
+    assertEquals(List.of(b1), acc.drain().batches());
+    assertSame(b1Sealed, b1.close(), "resent with its seal");
+  }
+
+  /**
+   * A batch that finally fails after a timeout may have been appended: nothing is assumed about the batch after it,
+   * which is resent as it was sealed (were the first appended, the leader would take it). Only when the leader
+   * answers it out of sequence is it sealed again with the new epoch.
+   */
+  @Test
+  void afterABatchThatMayHaveBeenAppendedTheNextIsResentWithItsSealFirst() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 0));
+    append(acc, "t", 0, bytes(10, 0));
+    ProducerBatch b0 = acc.drain().batches().get(0);
+    clock.addAndGet(4000);
+    append(acc, "t", 0, bytes(10, 1));
+    ProducerBatch b1 = acc.drain().batches().get(0);
+    byte[] b1Sealed = b1.close();
+    clock.addAndGet(1000); // b0's delivery.timeout.ms is up, b1's is not
+    TributaryException timeout = new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer");
+    assertFalse(acc.onFailure(b0, timeout));
+    assertTrue(acc.onFailure(b1, timeout));
+    clock.addAndGet(100);
+    assertEquals(List.of(b1), acc.drain().batches());
+    assertSame(b1Sealed, b1.close(), "the same bytes: epoch 0, sequence 1");
+    assertTrue(acc.onFailure(b1, new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 1")));
+    clock.addAndGet(100);
+    assertEquals(List.of(b1), acc.drain().batches());
+    RecordBatch h = header(b1);
+    assertEquals(1, h.producerEpoch());
+    assertEquals(0, h.baseSequence());
+  }
+
+  /**
+   * The bug seen with {@code bin/tributary produce}: batch 0 is refused by the leader as too large (not appended), so
+   * batches 1 and 2, in flight behind it, arrive out of sequence. They are resent (new epoch, sequences from 0, in
+   * their order, one at a time and before the newer batch 3) instead of failing; the bytes first sent are left as
+   * they were (the leader may hold them), the new ones carry the new producer state and a valid CRC.
+   */
+  @Test
+  void batchesInFlightBehindOneTheLeaderRefusedAreResentWithANewEpochInOrder() {
+    RecordAccumulator acc =
+        idempotentAccumulator(
+            Map.of(ClientConfig.BATCH_SIZE, 0, ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 3));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      futures.add(append(acc, "t", 0, bytes(10, i)));
+    }
+    List<ProducerBatch> inFlight = acc.drain().batches();
+    assertEquals(3, inFlight.size());
+    List<byte[]> firstSent = new ArrayList<>();
+    for (ProducerBatch b : inFlight) {
+      firstSent.add(b.close());
+    }
+    TributaryException tooLarge = new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "above max.message.bytes");
+    assertFalse(acc.onFailure(inFlight.get(0), tooLarge));
+    assertSame(tooLarge, cause(futures.get(0)));
+    TributaryException outOfOrder = new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 1");
+    assertTrue(acc.onFailure(inFlight.get(1), outOfOrder), "retried, not surfaced");
+    assertTrue(acc.onFailure(inFlight.get(2), outOfOrder), "retried, not surfaced");
+    for (int i = 1; i < 4; i++) {
+      assertFalse(futures.get(i).isDone(), "record " + i);
+    }
+
+    clock.addAndGet(100); // retry.backoff.ms
+    List<ProducerBatch> resent = new ArrayList<>();
+    for (int round = 0; round < 2; round++) {
+      List<ProducerBatch> drained = acc.drain().batches();
+      assertEquals(1, drained.size(), "one at a time while retrying; round " + round);
+      ProducerBatch b = drained.get(0);
+      resent.add(b);
+      RecordBatch h = header(b); // validates the CRC too
+      assertEquals(PID, h.producerId());
+      assertEquals(1, h.producerEpoch(), "the epoch was bumped");
+      assertEquals(round, h.baseSequence(), "sequences restart at 0");
+      assertArrayEquals(bytes(10, round + 1), h.iterator().next().value(), "the same record");
+      acc.onSuccess(b, 10L + round, -1L);
+    }
+    assertEquals(inFlight.subList(1, 3), resent, "the two, in their order");
+    List<ProducerBatch> newer = acc.drain().batches();
+    assertEquals(1, newer.size(), "then the newer batch");
+    RecordBatch h3 = header(newer.get(0));
+    assertEquals(1, h3.producerEpoch());
+    assertEquals(2, h3.baseSequence());
+    acc.onSuccess(newer.get(0), 12L, -1L);
+    for (int i = 1; i < 4; i++) {
+      assertEquals(9L + i, futures.get(i).join().offset());
+    }
+    for (int i = 1; i < 3; i++) {
+      RecordBatch first = RecordBatch.validate(firstSent.get(i));
+      assertEquals(0, first.producerEpoch(), "the bytes first sent are not changed");
+      assertEquals(i, first.baseSequence());
+    }
+    assertFalse(acc.hasIncomplete());
   }
 
   @Test

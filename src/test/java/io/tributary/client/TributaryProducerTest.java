@@ -486,21 +486,61 @@ class TributaryProducerTest {
   }
 
   @Test
-  void outOfOrderWithNothingEarlierPendingFailsTheBatchAndTheProducerGoesOnWithANewEpoch() throws Exception {
+  void outOfOrderWithNothingEarlierPendingIsResentWithANewEpoch() throws Exception {
     Setup s = setup();
     s.fake().createTopic("ooo", 1);
     s.fake().produceFaults.add(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    Map<String, Object> config = Map.of(ClientConfig.LINGER_MS, 0, ClientConfig.RETRY_BACKOFF_MS, 10);
     try (TributaryClient client = s.client();
-        Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 0))) {
-      TributaryException e = failure(producer.send(new ProducerRecord<>("ooo", "lost")));
-      assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, e.errorCode());
-      assertEquals(0L, get(producer.send(new ProducerRecord<>("ooo", "next"))).offset());
+        Producer<String, String> producer = producer(client, config)) {
+      assertEquals(0L, get(producer.send(new ProducerRecord<>("ooo", "refused once"))).offset());
+      assertEquals(1L, get(producer.send(new ProducerRecord<>("ooo", "next"))).offset());
       List<ProduceRequest> requests = s.fake().requests(ProduceRequest.class, r -> true);
-      io.tributary.record.RecordBatch last =
-          io.tributary.record.RecordBatch.wrap(requests.get(requests.size() - 1).batch());
+      assertEquals(3, requests.size());
+      io.tributary.record.RecordBatch resent = io.tributary.record.RecordBatch.wrap(requests.get(1).batch());
+      assertEquals(1, resent.producerEpoch());
+      assertEquals(0, resent.baseSequence());
+      io.tributary.record.RecordBatch last = io.tributary.record.RecordBatch.wrap(requests.get(2).batch());
       assertEquals(1, last.producerEpoch());
-      assertEquals(0, last.baseSequence());
-      assertEquals(List.of("next"), s.fake().values("ooo", 0));
+      assertEquals(1, last.baseSequence());
+      assertEquals(List.of("refused once", "next"), s.fake().values("ooo", 0));
+    }
+  }
+
+  /**
+   * The producer's very first batch on the partition is refused by the leader (not appended); the two batches in
+   * flight behind it are refused with UNKNOWN_PRODUCER_ID (the leader has no state for the producer, and they do not
+   * start at sequence 0). They are resent with the bumped epoch from sequence 0 and written once, in order.
+   */
+  @Test
+  void batchesInFlightBehindARefusedFirstBatchAreResentWithANewEpochNotFailed() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("first-refused", 1);
+    s.fake().holdProduceUntil = 3;
+    s.fake().produceFaults.add(ErrorCode.MESSAGE_TOO_LARGE);
+    Map<String, Object> config =
+        Map.of(ClientConfig.BATCH_SIZE, 0, ClientConfig.LINGER_MS, 0, ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, config)) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        sent.add(producer.send(new ProducerRecord<>("first-refused", 0, null, "v" + i)));
+      }
+      producer.flush();
+      assertEquals(ErrorCode.MESSAGE_TOO_LARGE, failure(sent.get(0)).errorCode());
+      assertEquals(0L, get(sent.get(1)).offset());
+      assertEquals(1L, get(sent.get(2)).offset());
+      assertEquals(List.of("v1", "v2"), s.fake().values("first-refused", 0));
+      assertEquals(
+          List.of(ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.UNKNOWN_PRODUCER_ID, ErrorCode.UNKNOWN_PRODUCER_ID,
+              ErrorCode.NONE, ErrorCode.NONE),
+          s.fake().produceAnswers);
+      List<ProduceRequest> requests = s.fake().requests(ProduceRequest.class, r -> true);
+      for (int i = 3; i < 5; i++) {
+        io.tributary.record.RecordBatch b = io.tributary.record.RecordBatch.wrap(requests.get(i).batch());
+        assertEquals(1, b.producerEpoch(), "request " + i);
+        assertEquals(i - 3, b.baseSequence(), "request " + i);
+      }
     }
   }
 

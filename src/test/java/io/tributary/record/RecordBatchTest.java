@@ -21,6 +21,7 @@ import java.util.stream.IntStream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -311,6 +312,45 @@ class RecordBatchTest {
     assertEquals(17, revalidated.partitionLeaderEpoch());
     long[] offsets = revalidated.records().stream().mapToLong(Record::offset).toArray();
     assertArrayEquals(consecutive(1_000_000_000_000L, 5), offsets);
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Producer state copies
+
+  /**
+   * An idempotent producer resealing a batch: the copy carries the new producer fields and a valid CRC, every other
+   * byte (also a compressed section) is the same, and the original array is untouched.
+   */
+  @ParameterizedTest
+  @EnumSource(value = CompressionType.class, names = {"NONE", "GZIP", "LZ4", "ZSTD"})
+  void withProducerStateCopiesTheBatchWithNewProducerFieldsAndAValidCrc(CompressionType type) {
+    RecordBatchBuilder builder = new RecordBatchBuilder(0L, 42L, (short) 3, 17, -1);
+    for (int i = 0; i < 20; i++) {
+      builder.append(1000L + i, bytes("k" + i), bytes("value-" + i), null);
+    }
+    byte[] original =
+        builder.build(type == CompressionType.NONE ? null : new Compression.Compressor(type, type.defaultLevel()));
+    byte[] before = original.clone();
+
+    byte[] copy = RecordBatch.withProducerState(original, 43L, (short) 0, Integer.MAX_VALUE - 5);
+
+    assertArrayEquals(before, original, "the original is not changed");
+    RecordBatch b = RecordBatch.validate(copy);
+    assertEquals(43L, b.producerId());
+    assertEquals(0, b.producerEpoch());
+    assertEquals(Integer.MAX_VALUE - 5, b.baseSequence());
+    assertEquals(13, b.lastSequence(), "wraps past Integer.MAX_VALUE");
+    assertEquals(original.length, copy.length);
+    for (int i = 0; i < copy.length; i++) {
+      boolean producerField = i >= RecordBatch.PRODUCER_ID_OFFSET && i < RecordBatch.RECORDS_COUNT_OFFSET;
+      boolean crc = i >= RecordBatch.CRC_OFFSET && i < RecordBatch.ATTRIBUTES_OFFSET;
+      if (!producerField && !crc) {
+        assertEquals(original[i], copy[i], "byte " + i);
+      }
+    }
+    assertEquals(
+        RecordBatch.validate(original).records().stream().map(r -> new String(r.value())).toList(),
+        b.records().stream().map(r -> new String(r.value())).toList());
   }
 
   // -------------------------------------------------------------------------------------------------------------

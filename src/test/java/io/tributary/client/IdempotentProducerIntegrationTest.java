@@ -1,0 +1,141 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tributary.broker.BrokerNode;
+import io.tributary.broker.Gw;
+import io.tributary.broker.TestNodes;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.record.CompressionType;
+import io.tributary.record.RecordBatch;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The idempotent producer against a real single-node broker in the same JVM (over TCP): what the application sees and
+ * what the log holds when the partition leader refuses one batch while later batches of the partition are in flight.
+ */
+class IdempotentProducerIntegrationTest {
+
+  private static BrokerNode node;
+  private static TributaryClient client;
+  private static Gw gw;
+
+  @BeforeAll
+  static void start() {
+    node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    int port = node.system().address().getPort().get();
+    client = TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000));
+    gw = new Gw(node);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (client != null) {
+      client.close();
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  /**
+   * Ten records to one partition; the fifth is larger than the topic's {@code max.message.bytes} (but within the
+   * producer's {@code max.request.size}). Records 1-4, 5 and 6-10 form three batches, sent together at the flush, so
+   * the batch of 6-10 is in flight when the leader refuses the fifth's and is itself refused as out of sequence. Only
+   * the fifth fails; every other record is acknowledged once, at its place, and is read back once, in order.
+   */
+  @ParameterizedTest
+  @EnumSource(value = CompressionType.class, names = {"NONE", "LZ4"})
+  void aRecordTheLeaderRefusesFailsAloneAndTheBatchesInFlightBehindItAreWrittenOnceInOrder(CompressionType type)
+      throws Exception {
+    String topic = "idem-too-large-" + type.configName;
+    AdminResponse created = gw.create(topic, 1, Map.of("max.message.bytes", "1000"));
+    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
+    List<String> values = new ArrayList<>();
+    for (int i = 1; i <= 10; i++) {
+      values.add(i == 5 ? randomLetters(3000) : "line-" + i);
+    }
+    List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.LINGER_MS, 600_000, // nothing is sent before the flush
+            ClientConfig.BATCH_SIZE, 1024, // the fifth does not fit the first batch and fills its own
+            ClientConfig.COMPRESSION_TYPE, type.configName);
+    try (Producer<String, String> producer = client.producer(config, Serializer.string(), Serializer.string())) {
+      for (String v : values) {
+        sent.add(producer.send(new ProducerRecord<>(topic, 0, null, v)));
+      }
+      producer.flush();
+    }
+
+    ExecutionException fifth =
+        assertThrows(ExecutionException.class, () -> sent.get(4).toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) fifth.getCause()).errorCode());
+    List<String> expected = new ArrayList<>(values);
+    expected.remove(4);
+    long offset = 0;
+    for (int i = 0; i < 10; i++) {
+      if (i != 4) {
+        RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(offset++, m.offset(), "record " + (i + 1) + " acknowledged at its place");
+      }
+    }
+
+    List<RecordBatch> stored = new ArrayList<>();
+    FetchResponse f = gw.fetch(topic, 0, 0L, 1 << 20, 0);
+    assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
+    for (byte[] b : f.batches()) {
+      stored.add(RecordBatch.validate(b));
+    }
+    assertEquals(2, stored.size(), "records 1-4 and 6-10");
+    assertEquals(stored.get(0).producerId(), stored.get(1).producerId());
+    assertEquals(0, stored.get(0).producerEpoch());
+    assertEquals(0, stored.get(0).baseSequence());
+    assertEquals(1, stored.get(1).producerEpoch(), "resent with the bumped epoch");
+    assertEquals(0, stored.get(1).baseSequence(), "from sequence 0");
+
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Consumer<String, String> consumer =
+        client.consumer(
+            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
+      consumer.assign(List.of(tp));
+      List<String> got = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (got.size() < expected.size() && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          assertEquals(got.size(), r.offset());
+          got.add(r.value());
+        }
+      }
+      assertEquals(expected, got, "every record but the fifth, once, in order");
+      assertEquals(9L, consumer.position(tp));
+      assertTrue(consumer.poll(Duration.ZERO).isEmpty());
+    }
+    assertEquals(9L, gw.listOffsets(topic, 0, ListOffsetsRequest.LATEST_TIMESTAMP).offset(), "nothing else was written");
+  }
+
+  private static String randomLetters(int n) {
+    Random random = new Random(5);
+    StringBuilder sb = new StringBuilder(n);
+    for (int i = 0; i < n; i++) {
+      sb.append((char) ('a' + random.nextInt(26)));
+    }
+    return sb.toString();
+  }
+}
