@@ -68,8 +68,8 @@ final class ProduceCommand implements Callable<Integer> {
   /**
    * Errors that concern one record (or its batch) only: the command reports the record and goes on with the next
    * lines. OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID are what the idempotent producer's batches that were
-   * in flight behind a failed batch of the same partition get; the producer then bumps its epoch and the later
-   * batches go through (see the client's {@code RecordAccumulator}).
+   * in flight behind a failed batch of the same partition get from the leader; the producer resends them with a new
+   * epoch (see the client's {@code RecordAccumulator}), so they reach the command only when those retries run out.
    */
   static final Set<ErrorCode> PER_RECORD_ERRORS =
       EnumSet.of(

@@ -30,8 +30,10 @@ import java.util.concurrent.CompletionStage;
  * Limits: the producer id is drawn at random when the producer is created (see {@link ProducerIds}) and there are no
  * transactions, so a record sent again by the application, or by a new producer after a restart, is a new record
  * (duplicates across producer restarts are possible, as in Kafka without transactions). If a batch finally fails (e.g.
- * {@code delivery.timeout.ms}), later batches of the same partition that were already in flight may fail with
- * OUT_OF_ORDER_SEQUENCE_NUMBER; the producer then continues with a new epoch. Idempotence needs {@code acks=all},
+ * MESSAGE_TOO_LARGE), the producer continues with a new epoch (as Kafka's since KIP-360): the later batches of the same
+ * partition that the leader refused because of the gap (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) are resent
+ * with the new epoch, in order, and fail only when their own retries or {@code delivery.timeout.ms} run out.
+ * Idempotence needs {@code acks=all},
  * {@code retries} ≥ 1 and {@code max.in.flight.requests.per.connection} ≤ 5: setting it explicitly with a conflicting
  * value is an error, otherwise a conflicting value turns it off. Without idempotence a retry may write a batch twice,
  * and with more than one batch in flight a retried batch may land after a later one.

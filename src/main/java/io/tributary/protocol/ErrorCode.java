@@ -86,7 +86,8 @@ public enum ErrorCode {
   INVALID_RECORD(87, false, "a record in the batch is invalid"),
   /**
    * An idempotent producer's batch does not follow the last sequence number the leader has for that producer id and
-   * partition (a batch before it is missing). Retriable only while an earlier batch of the partition is being retried.
+   * partition (a batch before it is missing). Not retriable in itself: the idempotent producer resends such a batch
+   * (after the earlier one's retry, or with a new epoch once the earlier one failed), as Kafka's producer does.
    */
   OUT_OF_ORDER_SEQUENCE_NUMBER(45, false, "the batch's sequence number is out of order for this producer"),
   /** The batch was already appended (a retry); the leader answers NONE with the original offset instead. */

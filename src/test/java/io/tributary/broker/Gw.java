@@ -17,6 +17,7 @@ import io.tributary.protocol.ProtocolVersions;
 import io.tributary.record.RecordBatchBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.actor.testkit.typed.javadsl.TestProbe;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchResponse;
-import io.tributary.record.Record;
-import io.tributary.record.RecordBatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
