@@ -1,8 +1,6 @@
 package io.tributary.protocol;
 
 import akka.actor.typed.ActorRef;
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonProperty;
 
 /**
  * Looks up an offset of one partition, as Kafka's ListOffsets request.
@@ -15,17 +13,14 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param replyTo where the {@link ListOffsetsResponse} goes
  */
 public record ListOffsetsRequest(
-    @JsonProperty("version") short version,
-    @JsonProperty("topic") String topic,
-    @JsonProperty("partition") int partition,
-    @JsonProperty("timestamp") long timestamp,
-    @JsonProperty("replyTo") ActorRef<ListOffsetsResponse> replyTo)
-    implements ClientRequest, CborSerializable {
+    short version,
+    String topic,
+    int partition,
+    long timestamp,
+    ActorRef<ListOffsetsResponse> replyTo)
+    implements ClientRequest, io.tributary.serialization.HotPath {
   /** Ask for the log start offset (Kafka's {@code ListOffsetsRequest.EARLIEST_TIMESTAMP}). */
   public static final long EARLIEST_TIMESTAMP = -2L;
   /** Ask for the high watermark (Kafka's {@code ListOffsetsRequest.LATEST_TIMESTAMP}). */
   public static final long LATEST_TIMESTAMP = -1L;
-
-  @JsonCreator
-  public ListOffsetsRequest {}
 }

@@ -1,7 +1,5 @@
 package io.tributary.protocol;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonProperty;
 
 /**
  * The answer to a {@link ListOffsetsRequest}.
@@ -15,13 +13,10 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param timestamp the timestamp of the record at {@code offset}, or -1 if not known
  */
 public record ListOffsetsResponse(
-    @JsonProperty("topic") String topic,
-    @JsonProperty("partition") int partition,
-    @JsonProperty("error") ErrorCode error,
-    @JsonProperty("errorMessage") String errorMessage,
-    @JsonProperty("offset") long offset,
-    @JsonProperty("timestamp") long timestamp)
-    implements CborSerializable {
-  @JsonCreator
-  public ListOffsetsResponse {}
-}
+    String topic,
+    int partition,
+    ErrorCode error,
+    String errorMessage,
+    long offset,
+    long timestamp)
+    implements io.tributary.serialization.HotPath {}

@@ -14,6 +14,7 @@ import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.record.RecordBatch;
@@ -39,6 +40,10 @@ import java.util.Map;
  *       i32 maxWaitMs, str replyTo</td></tr>
  *   <tr><td>FR</td><td>{@link FetchResponse}: str topic, i32 partition, i32 error, str message, i64 hw,
  *       i64 logStartOffset, i32 count, count × bytes batch</td></tr>
+ *   <tr><td>OQ</td><td>{@link ListOffsetsRequest}: i16 version, str topic, i32 partition, i64 timestamp,
+ *       str replyTo</td></tr>
+ *   <tr><td>OR</td><td>{@link ListOffsetsResponse}: str topic, i32 partition, i32 error, str message, i64 offset,
+ *       i64 timestamp</td></tr>
  *   <tr><td>LP / LF / LO</td><td>the leader's Produce / Fetch / ListOffsets: the wrapped request as PQ / FQ /
  *       (i16 version, str topic, i32 partition, i64 timestamp, str replyTo)</td></tr>
  *   <tr><td>CP, DP, GS, PA, PS, DR, RD</td><td>partition admin commands and replies</td></tr>
@@ -90,6 +95,8 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     if (o instanceof ProduceRequest) return "PQ";
     if (o instanceof ProduceResponse) return "PR";
     if (o instanceof FetchRequest) return "FQ";
+    if (o instanceof ListOffsetsRequest) return "OQ";
+    if (o instanceof ListOffsetsResponse) return "OR";
     if (o instanceof FetchResponse) return "FR";
     if (o instanceof PartitionLeader.ListOffsets) return "LO";
     if (o instanceof PartitionLeader.ReplicaFetch) return "RQ";
@@ -179,8 +186,12 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
         out.bytes(b);
       }
     } else if (o instanceof PartitionLeader.ListOffsets l) {
-      ListOffsetsRequest r = l.request();
-      out.i16(r.version()).str(r.topic()).i32(r.partition()).i64(r.timestamp()).str(ref(r.replyTo()));
+      writeListOffsetsRequest(out, l.request());
+    } else if (o instanceof ListOffsetsRequest r) {
+      writeListOffsetsRequest(out, r);
+    } else if (o instanceof ListOffsetsResponse r) {
+      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.offset())
+          .i64(r.timestamp());
     } else if (o instanceof PartitionLeader.ReplicaFetch r) {
       out.str(r.topic()).i32(r.partition()).str(r.replica()).i32(r.leaderEpoch()).i64(r.fetchOffset())
           .i32(r.lastFetchedEpoch()).i32(r.maxBytes()).str(ref(r.replyTo()));
@@ -296,8 +307,9 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
           }
           yield new FetchResponse(topic, partition, error, message, hw, logStart, batches);
         }
-        case "LO" -> new PartitionLeader.ListOffsets(
-            new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str())));
+        case "LO" -> new PartitionLeader.ListOffsets(readListOffsetsRequest(in));
+        case "OQ" -> readListOffsetsRequest(in);
+        case "OR" -> new ListOffsetsResponse(in.str(), in.i32(), error(in.i32()), in.str(), in.i64(), in.i64());
         case "RQ" -> new PartitionLeader.ReplicaFetch(in.str(), in.i32(), in.str(), in.i32(), in.i64(), in.i32(),
             in.i32(), resolve(in.str()));
         case "RS" -> readReplicaFetchResponse(in, totalBytes);
@@ -342,6 +354,14 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
 
   private ProduceRequest readProduceRequest(Wire.In in) {
     return new ProduceRequest(in.i16(), in.str(), in.i32(), in.i16(), in.i32(), in.bytes(), resolve(in.str()));
+  }
+
+  private void writeListOffsetsRequest(Wire.Out out, ListOffsetsRequest r) {
+    out.i16(r.version()).str(r.topic()).i32(r.partition()).i64(r.timestamp()).str(ref(r.replyTo()));
+  }
+
+  private ListOffsetsRequest readListOffsetsRequest(Wire.In in) {
+    return new ListOffsetsRequest(in.i16(), in.str(), in.i32(), in.i64(), resolve(in.str()));
   }
 
   private void writeFetchRequest(Wire.Out out, FetchRequest f) {

@@ -255,6 +255,11 @@ class SerializationRoundTripTest {
         instanceof TributarySerializer);
     assertTrue(serialization.findSerializerFor(new FetchResponse("t", 0, ErrorCode.NONE, null, 0, 0, List.of()))
         instanceof TributarySerializer);
+    // every consumer looks up its start offsets: no Jackson on that path either
+    assertTrue(serialization.findSerializerFor(new ListOffsetsRequest((short) 0, "t", 0, -2L, ref()))
+        instanceof TributarySerializer);
+    assertTrue(serialization.findSerializerFor(new ListOffsetsResponse("t", 0, ErrorCode.NONE, null, 7L, 1234L))
+        instanceof TributarySerializer);
   }
 
   @Test
@@ -265,7 +270,7 @@ class SerializationRoundTripTest {
   }
 
   static Stream<String> manifests() {
-    return Stream.of("PQ", "PR", "FQ", "FR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
+    return Stream.of("PQ", "PR", "FQ", "FR", "OQ", "OR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
         "SN", "S2", "??");
   }
 
