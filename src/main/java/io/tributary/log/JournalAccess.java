@@ -17,7 +17,9 @@ import java.util.concurrent.CompletionStage;
  * internal API, so every use is kept here, behind a small surface with its own test:
  *
  * <ul>
- *   <li>reading a range of a partition's journal without recovering an actor (fetches below the in-memory tail),
+ *   <li>reading a range of a partition's journal without recovering an actor (timestamp lookups below the in-memory
+ *       tail, and fetches there when the journal is not a {@link TunedLeveldbJournal}, which partitions read
+ *       directly: {@link JournalStores}),
  *   <li>deleting events up to a sequence number (retention: typed persistence deletes only through snapshot-count
  *       retention criteria, not to a chosen sequence number),
  *   <li>deleting snapshots (topic deletion).
