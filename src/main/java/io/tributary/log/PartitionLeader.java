@@ -819,8 +819,12 @@ public final class PartitionLeader
     String persistenceId = persistenceId().id();
     TunedLeveldbJournal store = JournalStores.get(Adapter.toClassic(ctx.getSystem())).store(journalPluginId);
     if (store != null) {
-      readExecutor().execute(
-          () -> reply.accept(LogReader.readDirect(store, persistenceId, fromSeqNr, toSeqNr, collector)));
+      try {
+        readExecutor().execute(
+            () -> reply.accept(LogReader.readDirect(store, persistenceId, fromSeqNr, toSeqNr, collector)));
+      } catch (java.util.concurrent.RejectedExecutionException e) { // the node is shutting down
+        reply.accept(collector.failed(ErrorCode.KAFKA_STORAGE_ERROR, "journal read refused: node stopping"));
+      }
     } else {
       ctx.spawnAnonymous(LogReader.fetch(journal, journalPluginId, persistenceId, fromSeqNr, toSeqNr, collector,
           reply, settings.askTimeout()));
