@@ -37,7 +37,9 @@ import picocli.CommandLine.Spec;
  *   <li>A record that fails on its own ({@link #PER_RECORD_ERRORS}: too large for {@code max.request.size} or the
  *       topic's {@code max.message.bytes}, an invalid record or timestamp, or a batch that was in flight behind
  *       such a record and was refused for its sequence number) is reported on stderr as {@code Line N failed: CODE:
- *       why}, and the following lines are still sent, in order.
+ *       why}, and the following lines are still sent, in order. The records batched together with a record the
+ *       broker refuses as too large fail with it (the producer does not split a refused batch, as Kafka's does; a
+ *       smaller {@code batch.size} narrows it).
  *   <li>Any other error means the later records would fail too: the delivery timeout ran out (the cluster or the
  *       partition's leader is gone, not enough in-sync replicas), the producer's state was refused, the topic went
  *       away, {@code send} blocked longer than {@code max.block.ms}. The command reports it the same way, stops
@@ -59,7 +61,8 @@ import picocli.CommandLine.Spec;
       "Properties: parse.key=true|false (default false), key.separator=S (default \\t),"
           + " ignore.error=true|false (skip lines without the separator instead of failing).",
       "A record that fails on its own (e.g. MESSAGE_TOO_LARGE) is reported on stderr with its line number and the"
-          + " next lines are still sent; an error that would fail every later record too (delivery timeout, e.g. the"
+          + " next lines are still sent (lines batched with a record the broker refuses as too large fail with it:"
+          + " the producer does not split batches yet); an error that would fail every later record too (delivery timeout, e.g. the"
           + " cluster is gone) stops reading the input. Exit 1 if any record failed or a line was not sent."
     })
 final class ProduceCommand implements Callable<Integer> {

@@ -759,6 +759,12 @@ public final class Controller {
       d.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid));
       return;
     }
+    if (TopicNames.CONSUMER_OFFSETS.equals(d.name())) {
+      // every group's committed offsets live there (as Kafka, which refuses to delete its internal topics)
+      d.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_REQUEST,
+          "Topic " + d.name() + " is an internal topic and cannot be deleted"));
+      return;
+    }
     TopicMetadata t = topics.get(d.name());
     if (t == null) {
       d.replyTo().tell(AdminResponse.failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -26,7 +26,7 @@ public record GroupSettings(
     Duration metadataRefreshInterval) {
 
   /** Name of the internal topic holding committed offsets (Kafka's). */
-  public static final String OFFSETS_TOPIC = "__consumer_offsets";
+  public static final String OFFSETS_TOPIC = io.tributary.protocol.TopicNames.CONSUMER_OFFSETS;
 
   /**
    * Reads and validates the settings.

@@ -7,6 +7,9 @@ public final class TopicNames {
   /** The longest legal topic name, as Kafka's {@code Topic.MAX_NAME_LENGTH}. */
   public static final int MAX_LENGTH = 249;
 
+  /** The internal topic of committed offsets (Kafka's); it cannot be deleted. */
+  public static final String CONSUMER_OFFSETS = "__consumer_offsets";
+
   private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
 
   private TopicNames() {}
