@@ -150,12 +150,12 @@ record ProducerSettings(
     }
     String conflict = null;
     if (acks != -1) {
-      conflict = ACKS + " must be all (-1), not " + acks;
+      conflict = ACKS + "=all (-1), not " + acks;
     } else if (retries == 0) {
-      conflict = RETRIES + " must be at least 1";
+      conflict = RETRIES + " of at least 1";
     } else if (maxInFlight > MAX_IN_FLIGHT_WITH_IDEMPOTENCE) {
       conflict =
-          MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION + " must be at most " + MAX_IN_FLIGHT_WITH_IDEMPOTENCE + ", not "
+          MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION + " of at most " + MAX_IN_FLIGHT_WITH_IDEMPOTENCE + ", not "
               + maxInFlight;
     }
     if (conflict == null) {

@@ -285,6 +285,9 @@ class ClientConfigTest {
         ProducerSettings.from(Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6)).idempotent());
     assertTrue(
         ProducerSettings.from(Map.of(ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5)).idempotent());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> ProducerSettings.from(
+            Map.of(ClientConfig.ACKS, "1", ClientConfig.ENABLE_IDEMPOTENCE, "true"))).getMessage()
+        .contains("an idempotent producer needs acks=all (-1), not 1"));
     // set explicitly: a conflict is an error naming both keys
     for (Map<String, Object> conflict :
         List.<Map<String, Object>>of(
@@ -298,6 +301,7 @@ class ClientConfigTest {
           assertThrows(IllegalArgumentException.class, () -> ProducerSettings.from(config), conflict.toString());
       assertTrue(e.getMessage().contains(ClientConfig.ENABLE_IDEMPOTENCE), e.getMessage());
       assertTrue(e.getMessage().contains(conflict.keySet().iterator().next()), e.getMessage());
+      assertFalse(e.getMessage().contains("needs acks must"), "reads as a sentence: " + e.getMessage());
     }
     assertThrows(
         IllegalArgumentException.class, () -> ProducerSettings.from(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, "yes")));
