@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tributary.broker.BrokerNode;
 import io.tributary.broker.Gw;
-import io.tributary.broker.TestNodes;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchResponse;
@@ -32,25 +31,23 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class IdempotentProducerIntegrationTest {
 
+  private static OneNode one;
   private static BrokerNode node;
   private static TributaryClient client;
   private static Gw gw;
 
   @BeforeAll
   static void start() {
-    node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
-    int port = node.system().address().getPort().get();
-    client = TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000));
-    gw = new Gw(node);
+    one = OneNode.start();
+    node = one.node;
+    client = one.client;
+    gw = one.gw;
   }
 
   @AfterAll
   static void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (node != null) {
-      node.close();
+    if (one != null) {
+      one.close();
     }
   }
 

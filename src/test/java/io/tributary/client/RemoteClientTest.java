@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tributary.broker.BrokerNode;
-import io.tributary.broker.TestNodes;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.record.Murmur2;
 import java.nio.charset.StandardCharsets;
@@ -23,23 +22,21 @@ import org.junit.jupiter.api.Test;
 /** The client library over Artery against a real single-node broker in the same JVM. */
 class RemoteClientTest {
 
+  private static OneNode one;
   private static BrokerNode node;
   private static TributaryClient client;
 
   @BeforeAll
   static void start() {
-    node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
-    int port = node.system().address().getPort().get();
-    client = TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000));
+    one = OneNode.start();
+    node = one.node;
+    client = one.client;
   }
 
   @AfterAll
   static void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (node != null) {
-      node.close();
+    if (one != null) {
+      one.close();
     }
   }
 
