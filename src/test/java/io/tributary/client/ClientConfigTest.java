@@ -131,6 +131,12 @@ class ClientConfigTest {
   void snappyUnknownCodecsAndBadLevelsFailAtCreationNamingTheKey() {
     assertBad(ClientConfig.COMPRESSION_TYPE, "snappy");
     assertBad(ClientConfig.COMPRESSION_TYPE, "brotli");
+    String bogus = assertThrows(IllegalArgumentException.class,
+        () -> ProducerSettings.from(Map.of(ClientConfig.COMPRESSION_TYPE, "brotli"))).getMessage();
+    assertFalse(bogus.contains("snappy"), "the list offers only codecs this client has: " + bogus);
+    String snappy = assertThrows(IllegalArgumentException.class,
+        () -> ProducerSettings.from(Map.of(ClientConfig.COMPRESSION_TYPE, "snappy"))).getMessage();
+    assertTrue(snappy.contains("snappy is not supported"), snappy);
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
