@@ -290,6 +290,10 @@ class ReplicationTest {
     assertEquals(expected.size(), replicaStatus(n0, back, "r", movedPartition).logEndOffset());
     // and the preferred leader (the returning node) leads its partition again (auto.leader.rebalance.enable)
     await("preferred leader restored", () -> describe(n0, "r").get(movedPartition).leader().equals(leavingAddress));
+    // the controller's metadata says so before every node's router has the new leader (a client retries the
+    // retriable NOT_LEADER_OR_FOLLOWER meanwhile): wait until n0 routes to it
+    await("n0 routes to the restored leader",
+        () -> new Gw(n0).fetch("r", movedPartition, 0, 1 << 20, 0).error() != ErrorCode.NOT_LEADER_OR_FOLLOWER);
     assertEquals(expected, readAll(n0, "r", movedPartition));
 
     // deleted and created again under the same name (leader epochs start at 0 again): every replica takes its role
