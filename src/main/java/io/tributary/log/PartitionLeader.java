@@ -642,7 +642,8 @@ public final class PartitionLeader
       }
       return Effect().none();
     }
-    appends = checkSequences(state, appends);
+    List<Echo> echoes = new ArrayList<>(0);
+    appends = checkSequences(state, appends, echoes);
     if (appends.isEmpty()) {
       return Effect().none();
     }
@@ -662,14 +663,11 @@ public final class PartitionLeader
     int epochAtAppend = meta.leaderEpoch();
     return Effect().persist(events).thenRun(s -> {
       long nowMs = clock.millis();
+      int e = 0;
       for (int i = 0; i < accepted.size(); i++) {
-        ProduceRequest req = accepted.get(i).request();
-        if (req.acks() == -1) {
-          long required = accepted.get(i).batch().nextOffset();
-          parkedAcks.addLast(new ParkedAck(req, baseOffsets[i], required, nowMs + Math.max(1, req.timeoutMs())));
-        } else {
-          reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, baseOffsets[i], -1L,
-              s.logStartOffset()));
+        answerAppended(s, accepted.get(i).request(), baseOffsets[i], accepted.get(i).batch().nextOffset(), nowMs);
+        while (e < echoes.size() && echoes.get(e).originalIndex() == i) { // retries of this batch, answered alike
+          answerAppended(s, echoes.get(e++).request(), baseOffsets[i], accepted.get(i).batch().nextOffset(), nowMs);
         }
       }
       if (role == Role.LEADER && meta.leaderEpoch() == epochAtAppend) {
@@ -684,18 +682,35 @@ public final class PartitionLeader
     });
   }
 
+  /** Answers an appended batch's request: at once for acks=0/1, once the high watermark passes it for acks=all. */
+  private void answerAppended(PartitionLog s, ProduceRequest req, long baseOffset, long nextOffset, long nowMs) {
+    if (req.acks() == -1) {
+      parkedAcks.addLast(new ParkedAck(req, baseOffset, nextOffset, nowMs + Math.max(1, req.timeoutMs())));
+    } else {
+      reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, baseOffset, -1L, s.logStartOffset()));
+    }
+  }
+
+  /** A retry of the batch at {@code originalIndex} of the same flush: answered as that batch once it is appended. */
+  private record Echo(ProduceRequest request, int originalIndex) {}
+
   /**
    * Idempotence (as Kafka's KIP-98): each batch of an idempotent producer (producer id ≥ 0) must carry the sequence
    * that follows the last one the partition has for that producer. A retry of one of the producer's last 5 batches is
    * answered with its original offset and not appended again (for acks=all once it is below the high watermark);
    * a gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPOCH. Batches of one flush are checked
-   * in order, each against the table plus the batches accepted before it in the same flush.
+   * in order, each against the table plus the batches accepted before it in the same flush. A retry of a batch
+   * accepted earlier in the same flush (a producer whose first attempt timed out on its side while the attempt still
+   * waited here) is not appended but answered with the original's offset once that is appended: answering
+   * OUT_OF_ORDER_SEQUENCE_NUMBER would make the producer re-seal it under a new epoch and write it twice.
    *
+   * @param echoes filled with those retries, in order of their originals
    * @return the batches to append
    */
-  private List<PendingAppend> checkSequences(PartitionLog state, List<PendingAppend> appends) {
+  private List<PendingAppend> checkSequences(PartitionLog state, List<PendingAppend> appends, List<Echo> echoes) {
     List<PendingAppend> out = new ArrayList<>(appends.size());
-    Map<Long, int[]> inFlush = null; // producer id -> {epoch, last sequence} accepted earlier in this flush
+    // producer id -> the indexes in out of that producer's batches accepted earlier in this flush, in order
+    Map<Long, List<Integer>> inFlush = null;
     for (PendingAppend p : appends) {
       RecordBatch b = p.batch();
       long pid = b.producerId();
@@ -703,13 +718,20 @@ public final class PartitionLeader
         out.add(p);
         continue;
       }
-      int[] prev = inFlush == null ? null : inFlush.get(pid);
-      if (prev != null) {
-        boolean next = b.producerEpoch() == prev[0]
-            && b.baseSequence() == ProducerStateTable.incrementSequence(prev[1], 1);
+      List<Integer> earlier = inFlush == null ? null : inFlush.get(pid);
+      if (earlier != null) {
+        RecordBatch prev = out.get(earlier.get(earlier.size() - 1)).batch();
+        boolean next = b.producerEpoch() == prev.producerEpoch()
+            && b.baseSequence() == ProducerStateTable.incrementSequence(prev.lastSequence(), 1);
+        int original = next ? -1 : retryOf(b, out, earlier);
+        if (original >= 0) {
+          echoes.add(new Echo(p.request(), original));
+          continue;
+        }
         if (!next) {
           reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-              "Batch with sequence " + b.baseSequence() + " does not follow " + prev[1] + " for producer " + pid));
+              "Batch with sequence " + b.baseSequence() + " does not follow " + prev.lastSequence()
+                  + " for producer " + pid));
           continue;
         }
       } else {
@@ -737,10 +759,23 @@ public final class PartitionLeader
       if (inFlush == null) {
         inFlush = new HashMap<>();
       }
-      inFlush.put(pid, new int[] {b.producerEpoch(), b.lastSequence()});
+      inFlush.computeIfAbsent(pid, k -> new ArrayList<>(2)).add(out.size());
       out.add(p);
     }
+    echoes.sort(java.util.Comparator.comparingInt(Echo::originalIndex)); // stable: retries keep their order
     return out;
+  }
+
+  /** The index in {@code out} of the batch (among {@code indexes}) that {@code b} repeats (epoch, sequences), or -1. */
+  private static int retryOf(RecordBatch b, List<PendingAppend> out, List<Integer> indexes) {
+    for (int i : indexes) {
+      RecordBatch a = out.get(i).batch();
+      if (a.producerEpoch() == b.producerEpoch() && a.baseSequence() == b.baseSequence()
+          && a.lastSequence() == b.lastSequence()) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static void reply(ProduceRequest req, ProduceResponse response) {

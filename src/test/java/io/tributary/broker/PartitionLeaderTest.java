@@ -104,6 +104,39 @@ class PartitionLeaderTest {
         "appends arriving during a persist share the next one: " + st.journalWrites() + " writes for " + requests);
   }
 
+  /**
+   * An idempotent producer's retry that reaches the leader while its first attempt still waits there (the producer's
+   * request timed out first) is answered as a duplicate with the original offset, also when both land in the same
+   * group commit: answered OUT_OF_ORDER_SEQUENCE_NUMBER, the producer would re-seal it under a new epoch and write it
+   * twice. 300 batches, each sent twice back to back, concurrently (so that many pairs share a flush, as the first
+   * test shows appends do).
+   */
+  @Test
+  void aRetrySentWhileItsFirstAttemptWaitsIsAnsweredWithTheOriginalOffset() {
+    String t = newTopic(Map.of());
+    int batches = 300;
+    List<CompletionStage<ProduceResponse>> first = new ArrayList<>();
+    List<CompletionStage<ProduceResponse>> retry = new ArrayList<>();
+    for (int i = 0; i < batches; i++) {
+      byte[] sealed = RecordBatch.withProducerState(Gw.batch("r" + i + "-", 2, 1000), 7L, (short) 0, 2 * i);
+      first.add(gw.produceAsync(t, 0, sealed.clone()));
+      retry.add(gw.produceAsync(t, 0, sealed.clone()));
+    }
+    for (int i = 0; i < batches; i++) {
+      ProduceResponse a = first.get(i).toCompletableFuture().join();
+      ProduceResponse b = retry.get(i).toCompletableFuture().join();
+      assertEquals(ErrorCode.NONE, a.error(), a.errorMessage());
+      assertEquals(ErrorCode.NONE, b.error(), "batch " + i + "'s retry: " + b.errorMessage());
+      assertEquals(2L * i, a.baseOffset());
+      assertEquals(2L * i, b.baseOffset(), "the retry is answered with the original offset");
+    }
+    assertEquals(2L * batches, gw.status(t, 0).logEndOffset(), "every batch stored once");
+    List<Record> all = readAll(t, 0, 0);
+    for (int i = 0; i < all.size(); i++) {
+      assertEquals("r" + (i / 2) + "-" + (i % 2), new String(all.get(i).value(), StandardCharsets.UTF_8));
+    }
+  }
+
   @Test
   void fetchAtLogEndLongPollsUntilRecordsArrive() {
     String t = newTopic(Map.of());

@@ -1,6 +1,7 @@
 package io.tributary.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.AbstractActor;
@@ -15,7 +16,6 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.remote.artery.GracefulShutdownQuarantinedEvent;
-import com.typesafe.config.ConfigFactory;
 import io.tributary.broker.BrokerNode;
 import io.tributary.broker.TestNodes;
 import io.tributary.protocol.ClientRequest;
@@ -44,9 +44,11 @@ import org.junit.jupiter.api.Test;
  * {@code akka.remote.artery.advanced.stop-quarantined-after-idle} (3 s) later the streams are stopped: a node back
  * after that (about 8 s after a kill) was never reached again.
  *
- * <p>The test reaches that state in seconds: the node stops gracefully (the client quarantines it a second later),
- * the clients' {@code stop-quarantined-after-idle} is 10 ms instead of 3 s, and the node is started again only once
- * each client's death watch has given it up, an event the test awaits.
+ * <p>The test reaches that state in seconds: the node stops gracefully (the client quarantines it a second later), and
+ * the node is started again only once each client's death watch has given it up and its outbound message stream to
+ * the node has been stopped, states the test awaits. The clients keep Akka's {@code stop-quarantined-after-idle} (3
+ * s), which is also how long a new incarnation has to answer the handshake a probe starts: a test once set it to 10
+ * ms to get there faster, and reconnecting became a race with that timer.
  */
 class BrokerComebackTest {
 
@@ -93,6 +95,8 @@ class BrokerComebackTest {
       consumerQuarantined.expectMessageClass(GracefulShutdownQuarantinedEvent.class, Duration.ofSeconds(30));
       assertTrue(producerGaveUp.get(30, TimeUnit.SECONDS).addressTerminated(), "given up by the failure detector");
       assertTrue(consumerGaveUp.get(30, TimeUnit.SECONDS).addressTerminated(), "given up by the failure detector");
+      awaitMessageStreamStopped(producerClient, node.system().address());
+      awaitMessageStreamStopped(consumerClient, node.system().address());
 
       node = TestNodes.start(dataDir, Map.of());
       assertEquals(port, node.system().address().getPort().get(), "the same port again");
@@ -106,20 +110,29 @@ class BrokerComebackTest {
     }
   }
 
-  /**
-   * A client as {@link TributaryClient#connect} makes it (same ActorSystem config, one bootstrap node), but whose
-   * quarantined associations stop their streams 10 ms after the last message let through instead of 3 s.
-   */
+  /** A client as {@link TributaryClient#connect} makes it (same ActorSystem config, one bootstrap node). */
   private static TributaryClient connect(int port, Map<String, Object> config) {
     ActorSystem<Void> system =
-        ActorSystem.create(
-            Behaviors.empty(),
-            TributaryClient.CLIENT_SYSTEM_NAME,
-            ConfigFactory.parseMap(Map.of("akka.remote.artery.advanced.stop-quarantined-after-idle", "10 ms"))
-                .withFallback(TributaryClient.clientSystemConfig()));
+        ActorSystem.create(Behaviors.empty(), TributaryClient.CLIENT_SYSTEM_NAME, TributaryClient.clientSystemConfig());
     ActorRef<ClientRequest> gateway =
         ActorRefResolver.get(system).resolveActorRef(BrokerAddress.parse("127.0.0.1:" + port).gatewayUri());
     return TributaryClient.withFailover(system, List.of(gateway), 0, true, config);
+  }
+
+  /**
+   * Waits until {@code client}'s Artery has stopped its outbound message stream to {@code node} (a quarantined
+   * association, {@code stop-quarantined-after-idle} after the last message let through). Reads Artery's association
+   * state ({@code private[remote]} in Scala, public to Java): there is no event for it.
+   */
+  private static void awaitMessageStreamStopped(TributaryClient client, akka.actor.Address node) {
+    akka.remote.artery.ArteryTransport transport =
+        (akka.remote.artery.ArteryTransport)
+            ((akka.remote.RemoteActorRefProvider) ((ExtendedActorSystem) Adapter.toClassic(client.system())).provider())
+                .transport();
+    testKit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(20), () -> {
+      assertFalse(transport.association(node).isOrdinaryMessageStreamActive(), "message stream to " + node);
+      return null;
+    });
   }
 
   /** A probe told when {@code client}'s ActorSystem quarantines a node that stopped. */
