@@ -38,8 +38,8 @@ import picocli.CommandLine.Spec;
  *       topic's {@code max.message.bytes}, an invalid record or timestamp, or a batch that was in flight behind
  *       such a record and was refused for its sequence number) is reported on stderr as {@code Line N failed: CODE:
  *       why}, and the following lines are still sent, in order. The records batched together with a record the
- *       broker refuses as too large fail with it (the producer does not split a refused batch, as Kafka's does; a
- *       smaller {@code batch.size} narrows it).
+ *       broker refuses as too large do not fail with it: the producer splits a refused batch and resends its records
+ *       (as Kafka's), so only the record too large on its own fails.
  *   <li>Any other error means the later records would fail too: the delivery timeout ran out (the cluster or the
  *       partition's leader is gone, not enough in-sync replicas), the producer's state was refused, the topic went
  *       away, {@code send} blocked longer than {@code max.block.ms}. The command reports it the same way, stops
@@ -61,9 +61,9 @@ import picocli.CommandLine.Spec;
       "Properties: parse.key=true|false (default false), key.separator=S (default \\t),"
           + " ignore.error=true|false (skip lines without the separator instead of failing).",
       "A record that fails on its own (e.g. MESSAGE_TOO_LARGE) is reported on stderr with its line number and the"
-          + " next lines are still sent (lines batched with a record the broker refuses as too large fail with it:"
-          + " the producer does not split batches yet); an error that would fail every later record too (delivery timeout, e.g. the"
-          + " cluster is gone) stops reading the input. Exit 1 if any record failed or a line was not sent."
+          + " next lines are still sent (a batch the broker refuses as too large is split and resent, so only the"
+          + " record too large on its own fails); an error that would fail every later record too (delivery timeout,"
+          + " e.g. the cluster is gone) stops reading the input. Exit 1 if any record failed or a line was not sent."
     })
 final class ProduceCommand implements Callable<Integer> {
   private static final Set<String> PROPERTIES = Set.of("parse.key", "key.separator", "ignore.error");

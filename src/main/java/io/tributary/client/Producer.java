@@ -49,10 +49,11 @@ public interface Producer<K, V> extends AutoCloseable {
    * Sends a record asynchronously.
    *
    * @return completes with the record's metadata once acknowledged per {@code acks}; completes exceptionally with a
-   *     {@link TributaryException}: MESSAGE_TOO_LARGE (record above {@code max.request.size} or the topic's
-   *     {@code max.message.bytes}), UNKNOWN_TOPIC_OR_PARTITION (after retrying for {@code max.block.ms}),
-   *     INVALID_TOPIC_EXCEPTION, REQUEST_TIMED_OUT (not acknowledged within {@code delivery.timeout.ms}), or another
-   *     broker error
+   *     {@link TributaryException}: MESSAGE_TOO_LARGE (record above {@code max.request.size} or, on its own, above
+   *     the topic's {@code max.message.bytes}: a batch of several records the leader refuses as too large is split
+   *     and its records resent, as Kafka's producer does), UNKNOWN_TOPIC_OR_PARTITION (after retrying for {@code
+   *     max.block.ms}), INVALID_TOPIC_EXCEPTION, REQUEST_TIMED_OUT (not acknowledged within {@code
+   *     delivery.timeout.ms}), or another broker error
    * @throws TributaryException at once: INVALID_REQUEST if the producer is closed, REQUEST_TIMED_OUT if buffer memory
    *     stays full for {@code max.block.ms}. The future's callbacks run on the producer's sender thread: keep them
    *     short, and do not call {@link #flush()} from them

@@ -2,9 +2,13 @@ package io.tributary.client;
 
 import io.tributary.record.Compression;
 import io.tributary.record.Header;
+import io.tributary.record.Record;
 import io.tributary.record.RecordBatch;
 import io.tributary.record.RecordBatchBuilder;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +30,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * then copied with the new producer fields and CRC ({@link RecordBatch#withProducerState}), as Kafka's {@code
  * resetProducerState}.
  *
+ * <p>Split: a built batch of several records that the leader refused as too large (MESSAGE_TOO_LARGE) is replaced by
+ * smaller batches holding the same records in the same order, with the same futures ({@link #split}), as Kafka's
+ * {@code ProducerBatch.split}; the refused batch is then {@link #retire retired}: done, without completing any
+ * record's future. The pieces sort right where it was in its partition's send order ({@link #compareOrder}).
+ *
  * <p>Not thread-safe by itself: appends and state changes happen under the lock of the partition's queue in {@link
  * RecordAccumulator}; {@link #close()} is called by the one thread that drained the batch; completion is guarded by an
  * atomic flag and runs outside any lock.
@@ -34,8 +43,13 @@ final class ProducerBatch {
 
   final String topic;
   final int partition;
-  /** Position in the partition's send order (0, 1, 2, ... per partition). */
+  /** Position in the partition's send order (0, 1, 2, ... per partition); a split's pieces keep their batch's. */
   final long sequence;
+  /**
+   * Order among the pieces of split batches, after {@link #sequence} ({@link #compareOrder}): empty for a batch made
+   * by {@link RecordAccumulator#append}; a piece of a split has its batch's path plus its index among the pieces.
+   */
+  final int[] splitPath;
   /** When the first record was appended (monotonic ms): start of linger and of delivery.timeout.ms. */
   final long createdMs;
 
@@ -46,6 +60,11 @@ final class ProducerBatch {
   private long[] timestamps;
   private int[] keySizes;
   private int[] valueSizes;
+
+  /** The uncompressed size in bytes when the batch was built ({@link #close}), header included; 0 before. */
+  private int uncompressedSizeInBytes;
+  /** The batches that replaced this one ({@link #retire}); set before it is marked done, null if none. */
+  private volatile List<ProducerBatch> splitInto;
 
   /** Bytes of buffer.memory held by this batch; released when it is done. */
   int reservedBytes;
@@ -77,10 +96,18 @@ final class ProducerBatch {
   private final AtomicBoolean done = new AtomicBoolean();
   private final CountDownLatch doneLatch = new CountDownLatch(1);
 
+  private static final int[] NO_SPLIT_PATH = new int[0];
+
   ProducerBatch(String topic, int partition, long sequence, long createdMs, int initialCapacity) {
+    this(topic, partition, sequence, NO_SPLIT_PATH, createdMs, initialCapacity);
+  }
+
+  private ProducerBatch(
+      String topic, int partition, long sequence, int[] splitPath, long createdMs, int initialCapacity) {
     this.topic = topic;
     this.partition = partition;
     this.sequence = sequence;
+    this.splitPath = splitPath;
     this.createdMs = createdMs;
     this.builder = new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, initialCapacity);
     this.futures = new CompletableFuture<?>[8];
@@ -99,6 +126,14 @@ final class ProducerBatch {
     if (!builder.hasRoomFor(batchSize, timestamp, key, value, headers)) {
       return null;
     }
+    CompletableFuture<RecordMetadata> future = new RecordFuture(callback);
+    append(timestamp, key, value, headers, future, key == null ? -1 : key.length, value == null ? -1 : value.length);
+    return future;
+  }
+
+  private void append(
+      long timestamp, byte[] key, byte[] value, Header[] headers, CompletableFuture<?> future, int keySize,
+      int valueSize) {
     builder.append(timestamp, key, value, headers);
     int i = recordCount;
     if (i == futures.length) {
@@ -108,13 +143,91 @@ final class ProducerBatch {
       keySizes = Arrays.copyOf(keySizes, n);
       valueSizes = Arrays.copyOf(valueSizes, n);
     }
-    CompletableFuture<RecordMetadata> future = new RecordFuture(callback);
     futures[i] = future;
     timestamps[i] = timestamp;
-    keySizes[i] = key == null ? -1 : key.length;
-    valueSizes[i] = value == null ? -1 : value.length;
+    keySizes[i] = keySize;
+    valueSizes[i] = valueSize;
     recordCount = i + 1;
-    return future;
+  }
+
+  /**
+   * The pieces this batch splits into after the leader refused it as too large, as Kafka's {@code
+   * ProducerBatch.split}: its records, decoded from the built bytes (decompressed if need be), in their order, filled
+   * into new open batches of at most {@code min(batchSize, half this batch's uncompressed size)} bytes each
+   * (uncompressed, header included; a record larger than that goes alone). The half makes every split progress: a
+   * batch of several records always gives at least two pieces, also when the topic's {@code max.message.bytes} is
+   * below {@code batch.size} (where Kafka, which splits to {@code batch.size} only, rebuilds the same batch until
+   * {@code delivery.timeout.ms}: KAFKA-8350).
+   *
+   * <p>Each piece holds the futures of its records (their callbacks run when the piece completes), keeps this batch's
+   * {@link #createdMs} (so {@code delivery.timeout.ms} counts from the first append), starts with no attempt, is not
+   * sealed, is {@link #full} and sorts at this batch's place: {@link #sequence} and {@link #splitPath} plus its index.
+   * The buffer memory this batch holds is shared among the pieces (their {@link #reservedBytes} add up to it). This
+   * batch is not changed: {@link #retire} it once the pieces are queued.
+   *
+   * @param batchSize the producer's {@code batch.size}
+   * @return at least two batches
+   * @throws IllegalStateException if the batch is not built or has fewer than two records
+   * @throws io.tributary.record.InvalidRecordException if the built bytes do not decode (not for bytes built here)
+   */
+  List<ProducerBatch> split(int batchSize) {
+    if (bytes == null || recordCount < 2) {
+      throw new IllegalStateException("only a built batch of several records can be split: " + this);
+    }
+    int limit = Math.min(batchSize, uncompressedSizeInBytes / 2);
+    List<ProducerBatch> pieces = new ArrayList<>();
+    ProducerBatch piece = null;
+    int reservedLeft = reservedBytes;
+    Iterator<Record> records = RecordBatch.wrap(bytes).iterator();
+    for (int i = 0; i < recordCount; i++) {
+      Record r = records.next();
+      Header[] headers = r.headers().isEmpty() ? null : r.headers().toArray(new Header[0]);
+      if (piece == null || !piece.builder.hasRoomFor(limit, timestamps[i], r.key(), r.value(), headers)) {
+        int[] path = Arrays.copyOf(splitPath, splitPath.length + 1);
+        path[splitPath.length] = pieces.size();
+        int capacity = Math.max(RecordBatch.HEADER_SIZE + r.sizeInBytes(), Math.min(limit, uncompressedSizeInBytes));
+        piece = new ProducerBatch(topic, partition, sequence, path, createdMs, capacity);
+        piece.full = true;
+        pieces.add(piece);
+      }
+      piece.append(timestamps[i], r.key(), r.value(), headers, futures[i], keySizes[i], valueSizes[i]);
+      int share = Math.min(reservedLeft, RecordBatchBuilder.estimateSizeInBytes(r.key(), r.value(), headers));
+      piece.reservedBytes += share;
+      reservedLeft -= share;
+    }
+    piece.reservedBytes += reservedLeft;
+    return pieces;
+  }
+
+  /**
+   * Marks this batch done in favour of the {@code pieces} it was split into, without completing any record's future
+   * (the pieces hold them) and without giving back its buffer memory (the pieces did take it over): waiters of {@link
+   * #awaitDone} are released and then find the pieces in {@link #splitInto()}. Call after {@link #tryMarkDone}
+   * returned true.
+   */
+  void retire(List<ProducerBatch> pieces) {
+    splitInto = List.copyOf(pieces);
+    reservedBytes = 0;
+    release();
+  }
+
+  /** The batches that replaced this one when it was split ({@link #retire}), or null. */
+  List<ProducerBatch> splitInto() {
+    return splitInto;
+  }
+
+  /**
+   * Compares two batches of one partition by send order: by {@link #sequence}, then (pieces of split batches) by
+   * {@link #splitPath}, lexicographically.
+   */
+  static int compareOrder(ProducerBatch a, ProducerBatch b) {
+    return compareOrder(a.sequence, a.splitPath, b.sequence, b.splitPath);
+  }
+
+  /** {@link #compareOrder(ProducerBatch, ProducerBatch)} on the two fields. */
+  static int compareOrder(long sequenceA, int[] pathA, long sequenceB, int[] pathB) {
+    int c = Long.compare(sequenceA, sequenceB);
+    return c != 0 ? c : Arrays.compare(pathA, pathB);
   }
 
   /** The size of the batch so far, in bytes, header included (uncompressed until built, then the built size). */
@@ -177,10 +290,17 @@ final class ProducerBatch {
    */
   byte[] close(Compression.Compressor compressor) {
     if (bytes == null) {
+      int uncompressed = builder.estimatedSizeInBytes();
       bytes = builder.build(compressor);
+      uncompressedSizeInBytes = uncompressed;
       builder = null;
     }
     return bytes;
+  }
+
+  /** The uncompressed size in bytes, header included, once built ({@link #close}); else 0. */
+  int uncompressedSizeInBytes() {
+    return uncompressedSizeInBytes;
   }
 
   /** Whether {@link #close} has built the bytes. */
@@ -253,7 +373,11 @@ final class ProducerBatch {
 
   @Override
   public String toString() {
-    return "ProducerBatch(" + topic + "-" + partition + " #" + sequence + ", " + recordCount + " records"
+    StringBuilder position = new StringBuilder().append(sequence);
+    for (int i : splitPath) {
+      position.append('.').append(i);
+    }
+    return "ProducerBatch(" + topic + "-" + partition + " #" + position + ", " + recordCount + " records"
         + (baseSequence >= 0 ? ", seq " + baseSequence + " epoch " + producerEpoch : "") + ")";
   }
 }

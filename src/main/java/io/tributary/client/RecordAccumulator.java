@@ -84,8 +84,31 @@ import java.util.function.LongSupplier;
  * leader keeping the producer's state; a leader that lost it may accept a batch after a gap.
  *
  * <p><b>Without idempotence</b>, with more than one batch in flight, a later batch that was already accepted stays
- * before a retried one, and a retry after a lost answer can write the batch twice (as Kafka without idempotence). With
- * {@code max.in.flight.requests.per.connection=1}, per-partition order is strict.
+ * before a retried (or split) one, and a retry after a lost answer can write the batch twice (as Kafka without
+ * idempotence). With {@code max.in.flight.requests.per.connection=1}, per-partition order is strict.
+ *
+ * <h2>Splitting</h2>
+ *
+ * A batch of several records that the leader refuses as larger than the topic's {@code max.message.bytes}
+ * (MESSAGE_TOO_LARGE) is split, as Kafka's {@code Sender.completeBatch} and {@code
+ * RecordAccumulator.splitAndReenqueue} do: its records are decoded from the bytes sent (decompressed if need be; the
+ * batch keeps no other copy of them, so nothing is copied when no split happens) into new batches of at most {@code
+ * batch.size} and at most half the refused batch's uncompressed size (so that each split makes progress; a record
+ * larger than that goes alone), see {@link ProducerBatch#split}. They go back to the front of the partition's queue in
+ * their order, at the refused batch's place (before every newer batch and after older ones awaiting a retry), ready
+ * at once, compressed again when sent, and resent as new batches: a split is not an attempt ({@code retries}), but
+ * {@code delivery.timeout.ms} still counts from the refused batch's first append (a refusal after it fails every
+ * record with REQUEST_TIMED_OUT). Each record's future moves with it. A piece still too large is split again; a
+ * batch of one record too large fails with MESSAGE_TOO_LARGE, alone. The topic's compression ratio estimate restarts
+ * at 1 (or the refused batch's ratio if higher), as Kafka's.
+ *
+ * <p>With idempotence the refused batch's sequence numbers were never appended, so it leaves a gap exactly as a batch
+ * that finally fails (above): the batches sealed after it are unsealed, the epoch is bumped once no sealed batch is
+ * pending, and the pieces, being new unsealed batches placed before them, are then sealed first, with fresh sequence
+ * numbers, followed by the unsealed batches in their order. A sealed batch that may have been appended by an earlier
+ * attempt (see above) is not split but fails as it is, as a batch of one record does: its records could otherwise be
+ * written twice. (Kafka instead gives the pieces the refused batch's own sequence numbers under the same epoch; here
+ * the epoch bump, which this producer does locally, keeps one rule for every gap.)
  *
  * <h2>Expiry</h2>
  *
@@ -123,10 +146,12 @@ final class RecordAccumulator {
     long sequenceProducerId = -1;
     short sequenceEpoch = -1;
     /**
-     * Idempotence: the position ({@link ProducerBatch#sequence}) of the first batch known never to be appended under
-     * {@link #gapProducerId}/{@link #gapEpoch} (see "Order and retries"); {@link Long#MAX_VALUE} if none.
+     * Idempotence: the position ({@link ProducerBatch#sequence}, {@link ProducerBatch#splitPath}) of the first batch
+     * known never to be appended under {@link #gapProducerId}/{@link #gapEpoch} (see "Order and retries"); {@link
+     * Long#MAX_VALUE} if none.
      */
     long gapPosition = Long.MAX_VALUE;
+    int[] gapSplitPath = new int[0];
     long gapProducerId = -1;
     short gapEpoch = -1;
   }
@@ -558,7 +583,12 @@ final class RecordAccumulator {
    * retriable error too. A final failure with an error that shows the leader refused the batch, on every attempt
    * since it was sealed, leaves a gap.
    *
-   * @return whether the batch will be retried
+   * <p>MESSAGE_TOO_LARGE for a batch of several records splits it (see "Splitting" in the class comment): the batch
+   * is retired in favour of its pieces, queued at its place; with idempotence its seal leaves a gap. Only if it may
+   * have been appended, or the producer is being aborted, does it fail as any other batch; after {@code
+   * delivery.timeout.ms} it fails with REQUEST_TIMED_OUT.
+   *
+   * @return whether the batch (or, split, its records) will be sent again
    */
   boolean onFailure(ProducerBatch batch, TributaryException error) {
     long now = clock.getAsLong();
@@ -566,6 +596,11 @@ final class RecordAccumulator {
     boolean retry;
     boolean retriable;
     boolean timedOut = now - batch.createdMs >= deliveryTimeoutMs;
+    boolean splittable = isSplittable(batch, error);
+    if (splittable && !timedOut && trySplit(pq, batch)) {
+      listener.wakeup();
+      return true;
+    }
     synchronized (pq) {
       pq.inFlight--;
       pq.inFlightBatches.remove(batch);
@@ -609,11 +644,71 @@ final class RecordAccumulator {
       }
     }
     if (!retry) {
-      TributaryException failure = timedOut && retriable ? expiredError(batch, now, error) : error;
+      TributaryException failure = timedOut && (retriable || splittable) ? expiredError(batch, now, error) : error;
       finish(batch, false, -1, -1, failure);
     }
     listener.wakeup();
     return retry;
+  }
+
+  /**
+   * Whether a failed batch is one to split (see "Splitting" in the class comment): MESSAGE_TOO_LARGE from the leader
+   * for a built batch of several records that is not done.
+   */
+  private static boolean isSplittable(ProducerBatch batch, TributaryException error) {
+    return error.errorCode() == ErrorCode.MESSAGE_TOO_LARGE
+        && batch.recordCount() > 1
+        && batch.isBuilt()
+        && !batch.isDone();
+  }
+
+  /**
+   * Replaces a batch the leader refused as too large by its {@link ProducerBatch#split pieces}, queued at its place
+   * (before every newer batch of the partition), unsealed and ready; with idempotence, its seal leaves a gap (the
+   * epoch is bumped before the pieces are sealed). Not done (returns false, nothing changed) if the producer is being
+   * aborted, if the batch is done already, or if, sealed, it may have been appended by an earlier attempt (its records
+   * would be written twice).
+   *
+   * @return whether the batch was split (and retired)
+   */
+  private boolean trySplit(PartitionQueue pq, ProducerBatch batch) {
+    if (closingAborted || (idempotent && batch.hasSequence() && batch.mayHaveBeenAppended)) {
+      return false; // checked again under the lock
+    }
+    List<ProducerBatch> pieces;
+    try {
+      pieces = batch.split(batchSize); // outside the lock: decodes (and decompresses) the records
+    } catch (RuntimeException e) {
+      return false; // e.g. completed (and released) by abortAll meanwhile: it fails as it is
+    }
+    synchronized (pq) {
+      boolean sealed = idempotent && batch.hasSequence();
+      if (closingAborted || (sealed && batch.mayHaveBeenAppended) || !batch.tryMarkDone()) {
+        return false;
+      }
+      pq.inFlight--;
+      pq.inFlightBatches.remove(batch);
+      if (batch.attempts > 0) {
+        pq.pendingRetries--;
+      }
+      if (sealed) {
+        markGap(pq, batch); // its sequences are never appended: the batches sealed after it are resealed too
+        epochBumpNeeded = true; // before the count drops, so that the drain that sees 0 also sees the flag
+        sealedIncomplete.decrementAndGet();
+      }
+      insertInOrder(pq.deque, pieces);
+      incomplete.addAll(pieces);
+    }
+    batch.retire(pieces);
+    incomplete.remove(batch);
+    if (compressor != null && batch.uncompressedSizeInBytes() > 0) {
+      // as Kafka's splitAndReenqueue: the estimate was too low; restart it at 1 or this batch's ratio if higher
+      TopicQueues tq = topics.get(batch.topic);
+      if (tq != null) {
+        tq.compressionRatio = Math.max(1.0f, (float) batch.sizeInBytes() / batch.uncompressedSizeInBytes());
+      }
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -635,7 +730,7 @@ final class RecordAccumulator {
   }
 
   /**
-   * Waits until every batch that is incomplete now is done.
+   * Waits until every batch that is incomplete now is done (for a batch split meanwhile: every piece of it).
    *
    * @param timeoutMs the longest wait, ms
    * @return true if all of them are done
@@ -643,10 +738,16 @@ final class RecordAccumulator {
    */
   boolean awaitIncomplete(long timeoutMs) throws InterruptedException {
     long deadline = TributaryClient.saturatedAdd(clock.getAsLong(), timeoutMs);
-    for (ProducerBatch batch : new ArrayList<>(incomplete)) {
+    ArrayDeque<ProducerBatch> batches = new ArrayDeque<>(incomplete);
+    ProducerBatch batch;
+    while ((batch = batches.pollFirst()) != null) {
       long remaining = deadline - clock.getAsLong();
       if (!batch.awaitDone(Math.max(0, remaining))) {
         return false;
+      }
+      List<ProducerBatch> pieces = batch.splitInto();
+      if (pieces != null) {
+        batches.addAll(pieces); // split while waited for: its records are done when its pieces are
       }
     }
     return true;
@@ -703,13 +804,13 @@ final class RecordAccumulator {
    */
   private static boolean hasEarlierPending(PartitionQueue pq, ProducerBatch batch) {
     for (ProducerBatch b : pq.inFlightBatches) {
-      if (b.sequence < batch.sequence) {
+      if (ProducerBatch.compareOrder(b, batch) < 0) {
         return true;
       }
     }
     for (ProducerBatch b : pq.deque) {
-      if (b.sequence >= batch.sequence) {
-        break; // the queue is in sequence order
+      if (ProducerBatch.compareOrder(b, batch) >= 0) {
+        break; // the queue is in send order
       }
       if (b.attempts > 0 && b.hasSequence()) {
         return true;
@@ -750,7 +851,7 @@ final class RecordAccumulator {
     return batch.hasSequence()
         && batch.producerId == pq.gapProducerId
         && batch.producerEpoch == pq.gapEpoch
-        && batch.sequence > pq.gapPosition;
+        && ProducerBatch.compareOrder(batch.sequence, batch.splitPath, pq.gapPosition, pq.gapSplitPath) > 0;
   }
 
   /**
@@ -759,12 +860,13 @@ final class RecordAccumulator {
    * are when their answer comes. Under the queue's lock; before {@code batch} is unsealed or finished.
    */
   private void markGap(PartitionQueue pq, ProducerBatch batch) {
-    if (pq.gapProducerId != batch.producerId || pq.gapEpoch != batch.producerEpoch) {
+    if (pq.gapProducerId != batch.producerId
+        || pq.gapEpoch != batch.producerEpoch
+        || ProducerBatch.compareOrder(batch.sequence, batch.splitPath, pq.gapPosition, pq.gapSplitPath) < 0) {
       pq.gapProducerId = batch.producerId;
       pq.gapEpoch = batch.producerEpoch;
       pq.gapPosition = batch.sequence;
-    } else {
-      pq.gapPosition = Math.min(pq.gapPosition, batch.sequence);
+      pq.gapSplitPath = batch.splitPath;
     }
     for (ProducerBatch queued : pq.deque) {
       if (isBehindGap(pq, queued)) {
@@ -811,13 +913,24 @@ final class RecordAccumulator {
     }
   }
 
-  /** Puts a batch to retry back in the queue before every batch with a higher sequence number. */
+  /** Puts a batch to retry back in the queue before every batch that comes after it in send order. */
   private static void reinsertInOrder(ArrayDeque<ProducerBatch> deque, ProducerBatch batch) {
+    insertInOrder(deque, List.of(batch));
+  }
+
+  /**
+   * Puts batches that are adjacent in send order, in that order, into the queue before every batch that comes after
+   * them (the queue is kept in send order).
+   */
+  private static void insertInOrder(ArrayDeque<ProducerBatch> deque, List<ProducerBatch> batches) {
+    ProducerBatch first = batches.get(0);
     ArrayDeque<ProducerBatch> before = new ArrayDeque<>();
-    while (!deque.isEmpty() && deque.peekFirst().sequence < batch.sequence) {
+    while (!deque.isEmpty() && ProducerBatch.compareOrder(deque.peekFirst(), first) < 0) {
       before.push(deque.pollFirst());
     }
-    deque.addFirst(batch);
+    for (int i = batches.size() - 1; i >= 0; i--) {
+      deque.addFirst(batches.get(i));
+    }
     while (!before.isEmpty()) {
       deque.addFirst(before.pop());
     }

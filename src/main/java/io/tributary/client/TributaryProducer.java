@@ -34,6 +34,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * producer is made, with epoch 0; the {@link RecordAccumulator} seals batches with it and the per-partition sequence
  * numbers (see its "Order and retries"). A DUPLICATE_SEQUENCE_NUMBER answer to a sealed batch counts as a success.
  *
+ * <p>A MESSAGE_TOO_LARGE answer to a batch of several records makes the accumulator split it and queue the pieces in
+ * its place (see its "Splitting"), as Kafka's {@code Sender}; they are drained, built (compressed) and sent as any
+ * new batch.
+ *
  * <p>Thread-safe.
  */
 final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator.Listener {

@@ -23,11 +23,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The idempotent producer against a real single-node broker in the same JVM (over TCP): what the application sees and
- * what the log holds when the partition leader refuses one batch while later batches of the partition are in flight.
+ * what the log holds when the partition leader refuses one batch while later batches of the partition are in flight,
+ * and when it refuses a batch as too large, which the producer splits.
  */
 class IdempotentProducerIntegrationTest {
 
@@ -125,6 +127,93 @@ class IdempotentProducerIntegrationTest {
       assertTrue(consumer.poll(Duration.ZERO).isEmpty());
     }
     assertEquals(9L, gw.listOffsets(topic, 0, ListOffsetsRequest.LATEST_TIMESTAMP).offset(), "nothing else was written");
+  }
+
+  /**
+   * Ten records to one partition in ONE batch (a large batch.size, sent at the flush); the fifth is larger than the
+   * topic's {@code max.message.bytes}, so the leader refuses the batch as too large. The producer splits it into
+   * [1-4], [5] and [6-10] and resends them: only the fifth fails (MESSAGE_TOO_LARGE), the nine others are acknowledged
+   * at offsets 0-8, in order, written once, and every record is done when {@code flush()} returns. With idempotence
+   * the pieces go out with the bumped epoch from sequence 0, and [6-10], behind the refused fifth, with the next one.
+   */
+  @ParameterizedTest(name = "idempotence={0}, compression={1}")
+  @CsvSource({"true, NONE", "true, LZ4", "false, NONE", "false, LZ4"})
+  void aBatchRefusedAsTooLargeIsSplitAndOnlyTheRecordTooLargeAloneFails(boolean idempotent, CompressionType type)
+      throws Exception {
+    String topic = "split-" + idempotent + "-" + type.configName;
+    AdminResponse created = gw.create(topic, 1, Map.of("max.message.bytes", "1000"));
+    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
+    List<String> values = new ArrayList<>();
+    for (int i = 1; i <= 10; i++) {
+      values.add(i == 5 ? randomLetters(3000) : "line-" + i);
+    }
+    List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.LINGER_MS, 600_000, // nothing is sent before the flush
+            ClientConfig.BATCH_SIZE, 65_536, // the ten fit one batch
+            ClientConfig.ENABLE_IDEMPOTENCE, idempotent,
+            ClientConfig.COMPRESSION_TYPE, type.configName);
+    try (Producer<String, String> producer = client.producer(config, Serializer.string(), Serializer.string())) {
+      for (String v : values) {
+        sent.add(producer.send(new ProducerRecord<>(topic, 0, null, v)));
+      }
+      producer.flush();
+      for (int i = 0; i < 10; i++) {
+        assertTrue(sent.get(i).toCompletableFuture().isDone(), "record " + (i + 1) + " is done after flush()");
+      }
+    }
+
+    ExecutionException fifth =
+        assertThrows(ExecutionException.class, () -> sent.get(4).toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) fifth.getCause()).errorCode());
+    List<String> expected = new ArrayList<>(values);
+    expected.remove(4);
+    long offset = 0;
+    for (int i = 0; i < 10; i++) {
+      if (i != 4) {
+        RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(offset++, m.offset(), "record " + (i + 1) + " acknowledged at its place");
+      }
+    }
+
+    List<RecordBatch> stored = new ArrayList<>();
+    FetchResponse f = gw.fetch(topic, 0, 0L, 1 << 20, 0);
+    assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
+    for (byte[] b : f.batches()) {
+      stored.add(RecordBatch.validate(b));
+    }
+    assertEquals(2, stored.size(), "records 1-4 and 6-10, each piece once");
+    assertEquals(4, stored.get(0).recordCount());
+    assertEquals(5, stored.get(1).recordCount());
+    if (idempotent) {
+      assertEquals(stored.get(0).producerId(), stored.get(1).producerId());
+      assertEquals(1, stored.get(0).producerEpoch(), "the split bumped the epoch");
+      assertEquals(0, stored.get(0).baseSequence());
+      assertEquals(2, stored.get(1).producerEpoch(), "behind the refused fifth: the next epoch");
+      assertEquals(0, stored.get(1).baseSequence());
+    } else {
+      assertEquals(RecordBatch.NO_PRODUCER_ID, stored.get(0).producerId());
+      assertEquals(RecordBatch.NO_PRODUCER_ID, stored.get(1).producerId());
+    }
+
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Consumer<String, String> consumer =
+        client.consumer(
+            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
+      consumer.assign(List.of(tp));
+      List<String> got = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (got.size() < expected.size() && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          assertEquals(got.size(), r.offset());
+          got.add(r.value());
+        }
+      }
+      assertEquals(expected, got, "every record but the fifth, once, in order");
+    }
+    assertEquals(
+        9L, gw.listOffsets(topic, 0, ListOffsetsRequest.LATEST_TIMESTAMP).offset(), "nothing else was written");
   }
 
   private static String randomLetters(int n) {

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -229,10 +230,11 @@ class RecordAccumulatorTest {
     CompletableFuture<RecordMetadata> f1 = append(acc, "t", 0, bytes(10, 1));
     CompletableFuture<RecordMetadata> f2 = append(acc, "t", 0, bytes(10, 2));
     ProducerBatch batch = acc.drain().batches().get(0);
-    TributaryException tooLarge = new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "too big");
-    assertFalse(acc.onFailure(batch, tooLarge));
-    assertSame(tooLarge, cause(f1));
-    assertSame(tooLarge, cause(f2));
+    acc.close(batch);
+    TributaryException invalid = new TributaryException(ErrorCode.INVALID_RECORD, "bad");
+    assertFalse(acc.onFailure(batch, invalid));
+    assertSame(invalid, cause(f1));
+    assertSame(invalid, cause(f2));
     assertFalse(acc.hasIncomplete());
   }
 
@@ -690,5 +692,419 @@ class RecordAccumulatorTest {
     assertEquals(-1L, h.producerId());
     assertEquals(-1, h.baseSequence());
     assertFalse(acc.idempotent());
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Splitting a batch the leader refuses as too large
+
+  private static final TributaryException TOO_LARGE =
+      new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "The record batch is larger than max.message.bytes 1000");
+
+  /** The value of record {@code i} (0-based) of the ten: the fifth (index 4) is 3000 bytes, the others small. */
+  private static byte[] tenValue(int i) {
+    return i == 4 ? bytes(3000, 'x') : ("line-" + (i + 1)).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Appends the ten records to t-0 (one batch: batch.size is large), each with a callback that logs "i@offset" or
+   * "i:ERROR", and drains and builds their batch once linger.ms is up.
+   */
+  private ProducerBatch appendTen(
+      RecordAccumulator acc, List<CompletableFuture<RecordMetadata>> futures, List<String> callbacks) {
+    for (int i = 0; i < 10; i++) {
+      byte[] value = tenValue(i);
+      int size = RecordBatchBuilder.estimateSizeInBytes(null, value, null);
+      acc.reserve(size, 0);
+      int index = i;
+      futures.add(
+          acc.append("t", 0, 1234L + i, null, value, null, size, false, (md, ex) -> {
+            synchronized (callbacks) {
+              callbacks.add(ex == null ? index + "@" + md.offset()
+                  : index + ":" + ((TributaryException) ex).errorCode());
+            }
+          }));
+    }
+    clock.addAndGet(10);
+    List<ProducerBatch> drained = acc.drain().batches();
+    assertEquals(1, drained.size());
+    ProducerBatch batch = drained.get(0);
+    assertEquals(10, batch.recordCount(), "the ten in one batch");
+    acc.close(batch);
+    return batch;
+  }
+
+  /** The values of a drained batch, decoded from the bytes it would send. */
+  private static List<String> valuesOf(RecordAccumulator acc, ProducerBatch batch) {
+    List<String> values = new ArrayList<>();
+    for (Record r : RecordBatch.validate(acc.close(batch))) {
+      values.add(r.value().length > 100 ? "big" : new String(r.value(), StandardCharsets.UTF_8));
+    }
+    return values;
+  }
+
+  private static final List<String> FIRST_FOUR = List.of("line-1", "line-2", "line-3", "line-4");
+  private static final List<String> LAST_FIVE = List.of("line-6", "line-7", "line-8", "line-9", "line-10");
+
+  /**
+   * The leader refuses the batch of ten as too large: it is split (not failed) into [1-4], [5] and [6-10] (at most half
+   * its size each), resent in that order with each record's own future and callback; only the fifth, still too large
+   * alone, fails. The split is not an attempt (retries=0 here), and the buffer memory comes back in full.
+   */
+  @Test
+  void aBatchRefusedAsTooLargeIsSplitInOrderAndOnlyTheRecordTooLargeAloneFails() {
+    RecordAccumulator acc =
+        accumulator(
+            Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384, ClientConfig.RETRIES, 0));
+    int memory = acc.availableMemory();
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    List<String> callbacks = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, callbacks);
+
+    assertTrue(acc.onFailure(batch, TOO_LARGE), "split and resent, not failed");
+    assertTrue(futures.stream().noneMatch(CompletableFuture::isDone));
+    assertTrue(batch.isDone(), "the refused batch is retired");
+    List<ProducerBatch> pieces = acc.drain().batches();
+    assertEquals(3, pieces.size(), "ready at once, no backoff");
+    assertEquals(FIRST_FOUR, valuesOf(acc, pieces.get(0)));
+    assertEquals(List.of("big"), valuesOf(acc, pieces.get(1)));
+    assertEquals(LAST_FIVE, valuesOf(acc, pieces.get(2)));
+    for (ProducerBatch p : pieces) {
+      assertEquals(batch.createdMs, p.createdMs, "delivery.timeout.ms counts from the first append");
+      assertEquals(-1L, RecordBatch.validate(acc.close(p)).producerId());
+      assertTrue(acc.close(p).length <= 16384);
+    }
+    assertEquals(1239L, RecordBatch.validate(acc.close(pieces.get(2))).baseTimestamp(), "record timestamps kept");
+
+    acc.onSuccess(pieces.get(0), 0L, -1L);
+    assertFalse(acc.onFailure(pieces.get(1), TOO_LARGE), "one record too large: not split, fails");
+    acc.onSuccess(pieces.get(2), 4L, -1L);
+
+    for (int i = 0; i < 10; i++) {
+      if (i == 4) {
+        assertSame(TOO_LARGE, cause(futures.get(i)));
+      } else {
+        RecordMetadata m = futures.get(i).join();
+        assertEquals(i < 4 ? i : i - 1, m.offset(), "record " + i);
+        assertEquals(1234L + i, m.timestamp());
+        assertEquals(tenValue(i).length, m.serializedValueSize());
+      }
+    }
+    assertEquals(List.of("0@0", "1@1", "2@2", "3@3", "4:MESSAGE_TOO_LARGE", "5@4", "6@5", "7@6", "8@7", "9@8"),
+        callbacks, "each callback once, in record order");
+    assertFalse(acc.hasIncomplete());
+    assertEquals(memory, acc.availableMemory(), "the buffer memory is all given back");
+    assertTrue(acc.drain().batches().isEmpty());
+  }
+
+  @Test
+  void aBatchOfOneRecordRefusedAsTooLargeFailsWithoutASplit() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.LINGER_MS, 0));
+    CompletableFuture<RecordMetadata> f = append(acc, "t", 0, bytes(3000, 1));
+    ProducerBatch batch = acc.drain().batches().get(0);
+    acc.close(batch);
+    assertFalse(acc.onFailure(batch, TOO_LARGE));
+    assertSame(TOO_LARGE, cause(f));
+    assertTrue(acc.drain().batches().isEmpty());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * The pieces go back at the refused batch's place: after an older batch that awaits its retry, before a newer batch
+   * that was queued meanwhile.
+   */
+  @Test
+  void thePiecesGoAfterOlderRetriesAndBeforeEveryNewerBatch() {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384));
+    CompletableFuture<RecordMetadata> older = append(acc, "t", 0, "older".getBytes(StandardCharsets.UTF_8));
+    clock.addAndGet(10);
+    ProducerBatch olderBatch = acc.drain().batches().get(0);
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    CompletableFuture<RecordMetadata> newer = append(acc, "t", 0, "newer".getBytes(StandardCharsets.UTF_8));
+
+    assertTrue(acc.onFailure(olderBatch, new TributaryException(ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved")));
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    clock.addAndGet(100); // retry.backoff.ms of the older batch, linger.ms of the newer
+    List<List<String>> sent = new ArrayList<>();
+    long offset = 0;
+    List<ProducerBatch> drained;
+    while (!(drained = acc.drain().batches()).isEmpty()) {
+      for (ProducerBatch b : drained) {
+        List<String> values = valuesOf(acc, b);
+        sent.add(values);
+        if (values.equals(List.of("big"))) {
+          assertFalse(acc.onFailure(b, TOO_LARGE));
+        } else {
+          acc.onSuccess(b, offset, -1L);
+          offset += b.recordCount();
+        }
+      }
+    }
+    assertEquals(List.of(List.of("older"), FIRST_FOUR, List.of("big"), LAST_FIVE, List.of("newer")), sent);
+    assertEquals(0L, older.join().offset());
+    assertEquals(1L, futures.get(0).join().offset());
+    assertEquals(9L, futures.get(9).join().offset());
+    assertEquals(10L, newer.join().offset());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * Idempotent, with a later batch in flight behind the refused one: the refused batch's sequences 0-9 are a gap, so
+   * the later batch (answered out of sequence) is unsealed; after the epoch bump the pieces are sealed first, from
+   * sequence 0, then the later batch, then the newer one. The fifth, refused alone, leaves a gap again: the pieces
+   * after it are sealed with the next epoch.
+   */
+  @Test
+  void idempotentTheSplitBumpsTheEpochAndThePiecesAreSealedFirstWithFreshSequences() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 16384));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    RecordBatch sealed = header(batch);
+    assertEquals(0, sealed.producerEpoch());
+    assertEquals(0, sealed.baseSequence());
+    CompletableFuture<RecordMetadata> later = append(acc, "t", 0, "later".getBytes(StandardCharsets.UTF_8));
+    clock.addAndGet(10);
+    ProducerBatch laterBatch = acc.drain().batches().get(0);
+    assertEquals(10, header(laterBatch).baseSequence(), "sealed after the ten");
+    CompletableFuture<RecordMetadata> newer = append(acc, "t", 0, "newer".getBytes(StandardCharsets.UTF_8));
+
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    assertTrue(acc.onFailure(laterBatch, new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 0")));
+    clock.addAndGet(100);
+    List<String> sealedAs = new ArrayList<>();
+    long offset = 0;
+    List<ProducerBatch> drained;
+    while (!(drained = acc.drain().batches()).isEmpty()) {
+      assertEquals(1, drained.size(), "one at a time while a retry is pending");
+      ProducerBatch b = drained.get(0);
+      RecordBatch h = header(b);
+      assertEquals(PID, h.producerId());
+      sealedAs.add(valuesOf(acc, b).get(0) + " e" + h.producerEpoch() + " s" + h.baseSequence());
+      if (b.recordCount() == 1 && h.iterator().next().value().length == 3000) {
+        assertFalse(acc.onFailure(b, TOO_LARGE));
+      } else {
+        acc.onSuccess(b, offset, -1L);
+        offset += b.recordCount();
+      }
+    }
+    assertEquals(
+        List.of("line-1 e1 s0", "big e1 s4", "line-6 e2 s0", "later e2 s5", "newer e2 s6"),
+        sealedAs,
+        "the pieces first, with fresh sequences in order, then the later batch, then the newer");
+    for (int i = 0; i < 10; i++) {
+      if (i == 4) {
+        assertSame(TOO_LARGE, cause(futures.get(i)));
+      } else {
+        assertEquals(i < 4 ? i : i - 1, futures.get(i).join().offset(), "record " + i);
+      }
+    }
+    assertEquals(9L, later.join().offset());
+    assertEquals(10L, newer.join().offset());
+    assertEquals(2, acc.producerEpoch());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * Idempotent, nothing else pending: the pieces go out together (sealed with the bumped epoch, sequences 0, 4 and 5),
+   * and the one behind the fifth, refused as out of sequence, is sealed again with the next epoch.
+   */
+  @Test
+  void idempotentThePiecesBehindTheOneStillTooLargeAreResealedWithTheNextEpoch() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 16384));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    List<ProducerBatch> pieces = acc.drain().batches();
+    assertEquals(3, pieces.size());
+    int[] sequences = {0, 4, 5};
+    for (int i = 0; i < 3; i++) {
+      RecordBatch h = header(pieces.get(i));
+      assertEquals(1, h.producerEpoch());
+      assertEquals(sequences[i], h.baseSequence());
+    }
+    acc.onSuccess(pieces.get(0), 0L, -1L);
+    assertFalse(acc.onFailure(pieces.get(1), TOO_LARGE));
+    assertTrue(acc.onFailure(pieces.get(2), new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "")));
+    clock.addAndGet(100);
+    assertEquals(List.of(pieces.get(2)), acc.drain().batches());
+    RecordBatch h = header(pieces.get(2));
+    assertEquals(2, h.producerEpoch());
+    assertEquals(0, h.baseSequence());
+    assertEquals(LAST_FIVE, valuesOf(acc, pieces.get(2)));
+    acc.onSuccess(pieces.get(2), 4L, -1L);
+    assertEquals(8L, futures.get(9).join().offset());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * A sealed batch that may have been appended by an attempt without answer is not split (its records could be
+   * written twice): it fails as it is.
+   */
+  @Test
+  void idempotentABatchThatMayHaveBeenAppendedIsNotSplit() {
+    RecordAccumulator acc = idempotentAccumulator(Map.of(ClientConfig.BATCH_SIZE, 16384));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    assertTrue(acc.onFailure(batch, new TributaryException(ErrorCode.REQUEST_TIMED_OUT, "no answer")));
+    clock.addAndGet(100);
+    assertEquals(List.of(batch), acc.drain().batches());
+    assertFalse(acc.onFailure(batch, TOO_LARGE));
+    for (CompletableFuture<RecordMetadata> f : futures) {
+      assertSame(TOO_LARGE, cause(f));
+    }
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /** A piece still too large is split again, and its pieces go before the rest of the first split. */
+  @Test
+  void aPieceStillTooLargeIsSplitAgainInOrder() {
+    RecordAccumulator acc =
+        accumulator(
+            Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384,
+                ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      futures.add(append(acc, "t", 0, bytes(200, 'a' + i)));
+    }
+    clock.addAndGet(10);
+    ProducerBatch batch = acc.drain().batches().get(0);
+    assertEquals(8, batch.recordCount());
+    acc.close(batch);
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    // a leader that takes at most 2 records per batch
+    long offset = 0;
+    List<Integer> counts = new ArrayList<>();
+    List<ProducerBatch> drained;
+    while (!(drained = acc.drain().batches()).isEmpty()) {
+      ProducerBatch b = drained.get(0);
+      acc.close(b);
+      if (b.recordCount() > 2) {
+        assertTrue(acc.onFailure(b, TOO_LARGE), "split again");
+      } else {
+        counts.add(b.recordCount());
+        acc.onSuccess(b, offset, -1L);
+        offset += b.recordCount();
+      }
+    }
+    assertEquals(8, offset);
+    assertTrue(counts.size() >= 4, "counts " + counts);
+    for (int i = 0; i < 8; i++) {
+      assertEquals(i, futures.get(i).join().offset(), "record " + i + " at its place");
+    }
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /** The pieces keep the refused batch's creation time: queued past its delivery.timeout.ms, they expire. */
+  @Test
+  void thePiecesExpireAtTheRefusedBatchsDeliveryTimeout() {
+    RecordAccumulator acc =
+        accumulator(
+            Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384,
+                ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    clock.addAndGet(4000);
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    ProducerBatch first = acc.drain().batches().get(0);
+    assertEquals(4, first.recordCount());
+    clock.addAndGet(1000); // 5000 ms since the ten were appended
+    assertTrue(acc.drain().batches().isEmpty(), "the other pieces expire while queued");
+    for (int i = 4; i < 10; i++) {
+      assertEquals(ErrorCode.REQUEST_TIMED_OUT, cause(futures.get(i)).errorCode(), "record " + i);
+    }
+    acc.onSuccess(first, 0L, -1L);
+    assertEquals(3L, futures.get(3).join().offset());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /** Refused as too large after its delivery.timeout.ms: not split; every record fails with REQUEST_TIMED_OUT. */
+  @Test
+  void aBatchRefusedAsTooLargeAfterItsDeliveryTimeoutIsNotSplit() {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    clock.addAndGet(5000);
+    assertFalse(acc.onFailure(batch, TOO_LARGE));
+    for (CompletableFuture<RecordMetadata> f : futures) {
+      TributaryException e = cause(f);
+      assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode());
+      assertTrue(e.getMessage().contains("MESSAGE_TOO_LARGE"), e.getMessage());
+    }
+    assertTrue(acc.drain().batches().isEmpty());
+    assertFalse(acc.hasIncomplete());
+  }
+
+  /**
+   * A compressed batch is split from its decompressed records, and each piece is compressed again when built; the
+   * topic's compression ratio estimate restarts at 1.
+   */
+  @Test
+  void aCompressedBatchIsSplitAndItsPiecesAreCompressedAgain() {
+    RecordAccumulator acc =
+        accumulator(
+            Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384,
+                ClientConfig.COMPRESSION_TYPE, "lz4"));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    assertEquals(RecordBatch.COMPRESSION_LZ4, RecordBatch.validate(acc.close(batch)).compressionType());
+    assertTrue(acc.compressionRatio("t") < 1.0f, "3000 x's compress well: " + acc.compressionRatio("t"));
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    assertEquals(1.0f, acc.compressionRatio("t"), "the estimate restarts");
+    List<ProducerBatch> pieces = acc.drain().batches();
+    assertEquals(3, pieces.size());
+    List<String> values = new ArrayList<>();
+    for (ProducerBatch p : pieces) {
+      RecordBatch wire = RecordBatch.validate(acc.close(p));
+      assertEquals(RecordBatch.COMPRESSION_LZ4, wire.compressionType());
+      values.addAll(valuesOf(acc, p));
+    }
+    List<String> expected = new ArrayList<>(FIRST_FOUR);
+    expected.add("big");
+    expected.addAll(LAST_FIVE);
+    assertEquals(expected, values);
+    acc.onSuccess(pieces.get(0), 0L, -1L);
+    acc.onSuccess(pieces.get(1), 4L, -1L);
+    acc.onSuccess(pieces.get(2), 5L, -1L);
+    for (int i = 0; i < 10; i++) {
+      assertEquals(i, futures.get(i).join().offset());
+    }
+  }
+
+  /**
+   * A flush that began before the split (waiting for the refused batch) waits for the pieces too: its records are
+   * done only when they are.
+   */
+  @Test
+  void aFlushWaitingForTheRefusedBatchWaitsForItsPieces() throws Exception {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.ENABLE_IDEMPOTENCE, false, ClientConfig.BATCH_SIZE, 16384));
+    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    ProducerBatch batch = appendTen(acc, futures, new ArrayList<>());
+    CompletableFuture<Boolean> flushed = new CompletableFuture<>();
+    Thread flusher = new Thread(() -> {
+      try {
+        flushed.complete(acc.awaitIncomplete(Long.MAX_VALUE));
+      } catch (Throwable t) {
+        flushed.completeExceptionally(t);
+      }
+    });
+    flusher.start();
+    long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (flusher.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < bound) {
+      Thread.onSpinWait(); // until it waits for the refused batch, the only one incomplete
+    }
+    assertEquals(Thread.State.TIMED_WAITING, flusher.getState());
+    assertTrue(acc.onFailure(batch, TOO_LARGE));
+    List<ProducerBatch> pieces = acc.drain().batches();
+    acc.onSuccess(pieces.get(0), 0L, -1L);
+    acc.onSuccess(pieces.get(1), 4L, -1L);
+    assertFalse(flushed.isDone(), "a piece is still pending");
+    acc.onSuccess(pieces.get(2), 5L, -1L);
+    assertTrue(flushed.get(30, TimeUnit.SECONDS));
+    for (CompletableFuture<RecordMetadata> f : futures) {
+      assertTrue(f.isDone());
+    }
   }
 }
