@@ -83,25 +83,10 @@ class IdempotentProducerIntegrationTest {
       producer.flush();
     }
 
-    ExecutionException fifth =
-        assertThrows(ExecutionException.class, () -> sent.get(4).toCompletableFuture().get(30, TimeUnit.SECONDS));
-    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) fifth.getCause()).errorCode());
+    assertFifthRefusedOthersAtTheirPlace(sent);
     List<String> expected = new ArrayList<>(values);
     expected.remove(4);
-    long offset = 0;
-    for (int i = 0; i < 10; i++) {
-      if (i != 4) {
-        RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        assertEquals(offset++, m.offset(), "record " + (i + 1) + " acknowledged at its place");
-      }
-    }
-
-    List<RecordBatch> stored = new ArrayList<>();
-    FetchResponse f = gw.fetch(topic, 0, 0L, 1 << 20, 0);
-    assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
-    for (byte[] b : f.batches()) {
-      stored.add(RecordBatch.validate(b));
-    }
+    List<RecordBatch> stored = storedBatches(topic);
     assertEquals(2, stored.size(), "records 1-4 and 6-10");
     assertEquals(stored.get(0).producerId(), stored.get(1).producerId());
     assertEquals(0, stored.get(0).producerEpoch());
@@ -164,25 +149,10 @@ class IdempotentProducerIntegrationTest {
       }
     }
 
-    ExecutionException fifth =
-        assertThrows(ExecutionException.class, () -> sent.get(4).toCompletableFuture().get(30, TimeUnit.SECONDS));
-    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) fifth.getCause()).errorCode());
+    assertFifthRefusedOthersAtTheirPlace(sent);
     List<String> expected = new ArrayList<>(values);
     expected.remove(4);
-    long offset = 0;
-    for (int i = 0; i < 10; i++) {
-      if (i != 4) {
-        RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        assertEquals(offset++, m.offset(), "record " + (i + 1) + " acknowledged at its place");
-      }
-    }
-
-    List<RecordBatch> stored = new ArrayList<>();
-    FetchResponse f = gw.fetch(topic, 0, 0L, 1 << 20, 0);
-    assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
-    for (byte[] b : f.batches()) {
-      stored.add(RecordBatch.validate(b));
-    }
+    List<RecordBatch> stored = storedBatches(topic);
     assertEquals(2, stored.size(), "records 1-4 and 6-10, each piece once");
     assertEquals(4, stored.get(0).recordCount());
     assertEquals(5, stored.get(1).recordCount());
@@ -223,5 +193,30 @@ class IdempotentProducerIntegrationTest {
       sb.append((char) ('a' + random.nextInt(26)));
     }
     return sb.toString();
+  }
+
+  /** Of 10 sends, the fifth failed with MESSAGE_TOO_LARGE and the others are acknowledged at offsets 0..8 in order. */
+  private static void assertFifthRefusedOthersAtTheirPlace(List<CompletionStage<RecordMetadata>> sent) throws Exception {
+    ExecutionException fifth =
+        assertThrows(ExecutionException.class, () -> sent.get(4).toCompletableFuture().get(30, TimeUnit.SECONDS));
+    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, ((TributaryException) fifth.getCause()).errorCode());
+    long offset = 0;
+    for (int i = 0; i < 10; i++) {
+      if (i != 4) {
+        RecordMetadata m = sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(offset++, m.offset(), "record " + (i + 1) + " acknowledged at its place");
+      }
+    }
+  }
+
+  /** The record batches stored in partition 0 of {@code topic}, from offset 0 (one fetch of up to 1 MiB). */
+  private static List<RecordBatch> storedBatches(String topic) {
+    List<RecordBatch> stored = new ArrayList<>();
+    FetchResponse f = gw.fetch(topic, 0, 0L, 1 << 20, 0);
+    assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
+    for (byte[] b : f.batches()) {
+      stored.add(RecordBatch.validate(b));
+    }
+    return stored;
   }
 }
