@@ -60,9 +60,16 @@ final class LocalCluster {
    * of records (measured on 2 cores, one node, 1M x 100 B after a 500k warm-up: C2 287-327k records/s at 3.3-3.8
    * broker CPU-s per 1M, C1 404-426k at 1.7; C2 overtakes it only after ~10M records, 384k against 335k). A
    * long-running {@code bin/tributary server} keeps C2; {@code --jvm-option=-XX:TieredStopAtLevel=4} gives C2 back.
+   * The {@code CompileCommand}s are {@code bin/tributary server}'s (see there): they keep C2 from inlining the compute
+   * step of Akka remoting's LRU caches into their shared {@code getOrCompute}, which it otherwise recompiled, at ~1
+   * CPU-s each time, for every new client connection.
    */
   static final List<String> DEFAULT_JVM_OPTIONS = List.of(
       "-Xms128m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1", "-Dfile.encoding=UTF-8",
+      "-XX:CompileCommand=quiet",
+      "-XX:CompileCommand=dontinline,akka.remote.artery.ActorRefResolveCacheWithAddress::compute",
+      "-XX:CompileCommand=dontinline,akka.remote.serialization.ActorRefResolveCache::compute",
+      "-XX:CompileCommand=dontinline,akka.remote.artery.SerializationFormatCache::compute",
       "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED");
   /** A members file older than this is a stale view (its node writes it every second). */
   static final Duration STALE_VIEW = Duration.ofSeconds(5);
