@@ -147,6 +147,59 @@ class CommandLineTest {
     assertFalse(r.err().contains("option option"), r.err());
   }
 
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    "produce --topic t --producer-props acks=all linger.ms=5 | produce"
+        + " | Unknown option: '--producer-props': produce takes producer settings as --producer-property KEY=VALUE,"
+        + " once per setting | --producer-property acks=all --producer-property linger.ms=5",
+    "consume --topic t --consumer-props max.poll.records=10 | consume"
+        + " | Unknown option: '--consumer-props': consume takes consumer settings as --consumer-property KEY=VALUE,"
+        + " once per setting | --consumer-property max.poll.records=10",
+    "produce --topic t --command-property acks=1 | produce"
+        + " | Unknown option: '--command-property': produce takes producer settings as --producer-property KEY=VALUE,"
+        + " once per setting | --producer-property acks=1",
+    "perf produce --topic t --num-records 1 --record-size 1 --throughput -1 --producer-property acks=1 linger.ms=5"
+        + " | perf produce | Unknown option: '--producer-property': perf produce takes producer settings as"
+        + " --producer-props KEY=VALUE [KEY=VALUE...] | --producer-props acks=1 linger.ms=5"
+  })
+  void anotherToolsFlagForClientSettingsNamesTheCommandsOwn(
+      String command, String name, String error, String meant) {
+    Run r = run((command + " --bootstrap-server 127.0.0.1:9092").split(" "));
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: " + error + "\n"
+        + "Did you mean " + meant + "?\n"
+        + "Try 'tributary " + name + " --help' for more information.\n", r.err());
+  }
+
+  @Test
+  void anotherToolsFlagIsTheProblemReportedEvenWhenARequiredFlagIsMissing() {
+    Run r = run("produce", "--producer-props", "acks=all", "--topic", "t");
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertTrue(r.err().startsWith("Error: Unknown option: '--producer-props': produce takes producer settings as"
+        + " --producer-property KEY=VALUE, once per setting\nDid you mean --producer-property acks=all?\n"), r.err());
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    "produce --topic t --producer-property a=1 b=2 | produce | 'b=2' follows --producer-property a=1"
+        + " | --producer-property | --producer-property a=1 --producer-property b=2",
+    "consume --topic t --consumer-property a=1 b=2 c=3 | consume | 'b=2', 'c=3' follow --consumer-property a=1"
+        + " | --consumer-property | --consumer-property a=1 --consumer-property b=2 --consumer-property c=3",
+    "produce --topic t --property=parse.key=true key.separator=: | produce | 'key.separator=:' follows --property"
+        + " parse.key=true | --property | --property parse.key=true --property key.separator=:",
+    "topics --create --topic t --config retention.ms=1000 cleanup.policy=compact | topics"
+        + " | 'cleanup.policy=compact' follows --config retention.ms=1000 | --config"
+        + " | --config retention.ms=1000 --config cleanup.policy=compact"
+  })
+  void severalKeyValuesAfterAFlagThatTakesOneSayEachNeedsItsOwnFlag(
+      String command, String name, String error, String flag, String meant) {
+    Run r = run((command + " --bootstrap-server 127.0.0.1:9092").split(" "));
+    assertEquals(Main.EXIT_USAGE, r.exitCode());
+    assertEquals("Error: " + error + ", but each KEY=VALUE needs its own " + flag + "\n"
+        + "Did you mean " + meant + "?\n"
+        + "Try 'tributary " + name + " --help' for more information.\n", r.err());
+  }
+
   @Test
   void aMissingActionIsOneUsageErrorLineWithOnePrefix() {
     Run r = run("topics", "--bootstrap-server", "127.0.0.1:9092");
