@@ -363,6 +363,37 @@ class CommandLineTest {
     }
   }
 
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
+    "tributary.broker.message.max.bytes = lots"
+        + " | tributary.broker.message.max.bytes has type STRING rather than NUMBER",
+    "tributary { broker { num.partitions = x } } | tributary.broker.num.partitions has type STRING rather than NUMBER",
+    "tributary.broker.min.insync.replicas = x | tributary.broker.min.insync.replicas has type STRING rather than NUMBER",
+    "tributary.group.offsets-checkpoint-records = many"
+        + " | tributary.group.offsets-checkpoint-records has type STRING rather than NUMBER",
+    "tributary.log.tail-max-bytes = lots"
+        + " | Invalid value at 'tributary.log.tail-max-bytes': No number in size-in-bytes value 'lots'"
+  })
+  void aServerConfigValueOfTheWrongTypeIsNamedByItsFullKey(
+      String line, String problem, @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws IOException {
+    java.nio.file.Path config = tmp.resolve("server.conf");
+    java.nio.file.Files.writeString(config, line + "\n");
+    Run r = run("server", "--config", config.toString(), "--port", "0", "--data-dir", tmp.resolve("data").toString());
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    assertEquals("Error: Invalid configuration: " + config + ": 1: " + problem + "\n", r.err());
+  }
+
+  @Test
+  void aServerConfigValueOutOfRangeNamesEveryKeyInFull(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws IOException {
+    java.nio.file.Path config = tmp.resolve("server.conf");
+    java.nio.file.Files.writeString(config, "tributary.broker.group.min.session.timeout.ms = 0\n");
+    Run r = run("server", "--config", config.toString(), "--port", "0", "--data-dir", tmp.resolve("data").toString());
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    assertEquals("Error: tributary.broker.group.min.session.timeout.ms must be >= 1 and <="
+        + " tributary.broker.group.max.session.timeout.ms\n", r.err());
+  }
+
   @Test
   void quickstartWithAMissingFileFailsWithOneLine() {
     Run r = run("quickstart", "--file", "/nonexistent/tributary-input.txt");
