@@ -9,6 +9,7 @@ import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.tributary.group.GroupSettings;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.GroupProtocol;
@@ -117,6 +118,20 @@ public final class BrokerNode implements AutoCloseable {
   }
 
   /**
+   * Reads every settings object a node reads while it starts ({@link BrokerSettings}, {@link ReplicationSettings},
+   * {@link GroupSettings}), so that a bad value fails at once, before anything is started, naming its full key.
+   *
+   * @param config a config from {@link #config}
+   * @throws IllegalArgumentException naming the key of a value out of range
+   * @throws com.typesafe.config.ConfigException naming the key (in full) of a value missing or of the wrong type
+   */
+  public static void checkSettings(Config config) {
+    BrokerSettings.create(config);
+    ReplicationSettings.create(config);
+    GroupSettings.create(config);
+  }
+
+  /**
    * Starts a node and waits until it is Up, its controller answers and its group coordinator has loaded the
    * committed offsets.
    *
@@ -124,8 +139,11 @@ public final class BrokerNode implements AutoCloseable {
    * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated)
    * @throws DataDirInUseException if another broker holds the data directory
    * @throws IllegalArgumentException for invalid settings
+   * @throws com.typesafe.config.ConfigException for settings missing or of the wrong type (see {@link
+   *     #checkSettings})
    */
   public static BrokerNode start(Config config) {
+    checkSettings(config); // before the ActorSystem, whose Tributary extension would fail with them later
     BrokerSettings settings = BrokerSettings.create(config);
     try {
       Files.createDirectories(settings.dataDir());

@@ -48,6 +48,14 @@ public record BrokerSettings(
   /** The most journal plugin instances defined in reference.conf. */
   public static final int MAX_JOURNAL_INSTANCES = 8;
 
+  /**
+   * The sections read, as prefixes of full keys: values are read by their full key so that an error of the config
+   * library names the key as a config file writes it ({@code tributary.broker.message.max.bytes has type STRING}).
+   */
+  private static final String T = "tributary.";
+
+  private static final String B = "tributary.broker.";
+
   /** Room reserved in every frame for the envelope around a batch (names, ids, actor paths). */
   private static final int FRAME_OVERHEAD = 64 * 1024;
 
@@ -56,45 +64,45 @@ public record BrokerSettings(
    *
    * @param config the ActorSystem's config (root)
    * @throws IllegalArgumentException with the offending key when a value is out of range
+   * @throws com.typesafe.config.ConfigException with the offending key (in full) when a value is missing or of the
+   *     wrong type
    */
   public static BrokerSettings create(Config config) {
-    Config t = config.getConfig("tributary");
-    Config b = t.getConfig("broker");
     int frame = (int) config.getBytes("akka.remote.artery.advanced.maximum-frame-size").longValue();
     int frameSafe = frame - FRAME_OVERHEAD;
-    int journalInstances = t.getInt("journal.instances");
+    int journalInstances = config.getInt(T + "journal.instances");
     require(journalInstances >= 1 && journalInstances <= MAX_JOURNAL_INSTANCES,
         "tributary.journal.instances must be 1.." + MAX_JOURNAL_INSTANCES);
-    int messageMax = b.getInt("message.max.bytes");
+    int messageMax = config.getInt(B + "message.max.bytes");
     require(messageMax >= 64 && messageMax <= frameSafe,
         "tributary.broker.message.max.bytes must be between 64 and " + frameSafe
             + " (akka.remote.artery.advanced.maximum-frame-size minus 64 KiB)");
-    long retentionMs = b.getLong("log.retention.ms");
+    long retentionMs = config.getLong(B + "log.retention.ms");
     require(retentionMs >= -1, "tributary.broker.log.retention.ms must be >= -1");
-    long retentionBytes = b.getLong("log.retention.bytes");
+    long retentionBytes = config.getLong(B + "log.retention.bytes");
     require(retentionBytes >= -1, "tributary.broker.log.retention.bytes must be >= -1");
-    long checkMs = b.getLong("log.retention.check.interval.ms");
+    long checkMs = config.getLong(B + "log.retention.check.interval.ms");
     require(checkMs >= 1, "tributary.broker.log.retention.check.interval.ms must be >= 1");
-    int numPartitions = b.getInt("num.partitions");
+    int numPartitions = config.getInt(B + "num.partitions");
     require(numPartitions >= 1, "tributary.broker.num.partitions must be >= 1");
-    int maxPartitions = b.getInt("max.partitions.per.topic");
+    int maxPartitions = config.getInt(B + "max.partitions.per.topic");
     require(maxPartitions >= 1, "tributary.broker.max.partitions.per.topic must be >= 1");
-    int rf = b.getInt("default.replication.factor");
+    int rf = config.getInt(B + "default.replication.factor");
     require(rf >= 1, "tributary.broker.default.replication.factor must be >= 1");
-    int indexInterval = b.getInt("index.interval.bytes");
+    int indexInterval = config.getInt(B + "index.interval.bytes");
     require(indexInterval >= 1, "tributary.broker.index.interval.bytes must be >= 1");
-    long tail = t.getBytes("log.tail-max-bytes");
+    long tail = config.getBytes(T + "log.tail-max-bytes");
     require(tail >= 0, "tributary.log.tail-max-bytes must be >= 0");
-    long tailIdleMs = t.getLong("log.tail-idle-ms");
+    long tailIdleMs = config.getLong(T + "log.tail-idle-ms");
     require(tailIdleMs >= 1, "tributary.log.tail-idle-ms must be >= 1");
-    int snapEvery = t.getInt("log.snapshot-every-batches");
+    int snapEvery = config.getInt(T + "log.snapshot-every-batches");
     require(snapEvery >= 1, "tributary.log.snapshot-every-batches must be >= 1");
-    int fetchCap = (int) Math.min(frameSafe, t.getBytes("log.fetch-response-max-bytes"));
+    int fetchCap = (int) Math.min(frameSafe, config.getBytes(T + "log.fetch-response-max-bytes"));
     require(fetchCap >= 1, "tributary.log.fetch-response-max-bytes must be >= 1");
     return new BrokerSettings(
-        Path.of(t.getString("data-dir")).toAbsolutePath(),
+        Path.of(config.getString(T + "data-dir")).toAbsolutePath(),
         journalInstances,
-        t.getString("role"),
+        config.getString(T + "role"),
         messageMax,
         retentionMs,
         retentionBytes,
@@ -108,7 +116,7 @@ public record BrokerSettings(
         snapEvery,
         frameSafe,
         fetchCap,
-        t.getDuration("ask-timeout"));
+        config.getDuration(T + "ask-timeout"));
   }
 
   /** The journal plugin id of instance {@code i}, as defined in reference.conf. */

@@ -34,33 +34,36 @@ public record ReplicationSettings(
     Duration controlledShutdownTimeout,
     Duration metadataWriteTimeout) {
 
+  /** The section read; values are read by their full key, so that the config library's errors name it in full. */
+  private static final String B = "tributary.broker.";
+
   /**
    * Reads and validates the settings.
    *
    * @param config the ActorSystem's config (root)
    * @throws IllegalArgumentException naming the key when a value is out of range
+   * @throws com.typesafe.config.ConfigException naming the key (in full) when a value is missing or of the wrong type
    */
   public static ReplicationSettings create(Config config) {
-    Config b = config.getConfig("tributary.broker");
-    int minIsr = b.getInt("min.insync.replicas");
+    int minIsr = config.getInt(B + "min.insync.replicas");
     require(minIsr >= 1, "tributary.broker.min.insync.replicas must be >= 1");
-    long lag = b.getLong("replica.lag.time.max.ms");
+    long lag = config.getLong(B + "replica.lag.time.max.ms");
     require(lag >= 1, "tributary.broker.replica.lag.time.max.ms must be >= 1");
-    int fetchMax = b.getInt("replica.fetch.max.bytes");
+    int fetchMax = config.getInt(B + "replica.fetch.max.bytes");
     require(fetchMax >= 1, "tributary.broker.replica.fetch.max.bytes must be >= 1");
-    long waitMax = b.getLong("replica.fetch.wait.max.ms");
+    long waitMax = config.getLong(B + "replica.fetch.wait.max.ms");
     require(waitMax >= 1, "tributary.broker.replica.fetch.wait.max.ms must be >= 1");
-    long backoff = b.getLong("replica.fetch.backoff.ms");
+    long backoff = config.getLong(B + "replica.fetch.backoff.ms");
     require(backoff >= 1, "tributary.broker.replica.fetch.backoff.ms must be >= 1");
-    long imbalance = b.getLong("leader.imbalance.check.interval.seconds");
+    long imbalance = config.getLong(B + "leader.imbalance.check.interval.seconds");
     require(imbalance >= 1, "tributary.broker.leader.imbalance.check.interval.seconds must be >= 1");
-    long shutdown = b.getLong("controlled.shutdown.timeout.ms");
+    long shutdown = config.getLong(B + "controlled.shutdown.timeout.ms");
     require(shutdown >= 1, "tributary.broker.controlled.shutdown.timeout.ms must be >= 1");
-    long write = b.getLong("metadata.write.timeout.ms");
+    long write = config.getLong(B + "metadata.write.timeout.ms");
     require(write >= 1, "tributary.broker.metadata.write.timeout.ms must be >= 1");
     return new ReplicationSettings(minIsr, Duration.ofMillis(lag), fetchMax, Duration.ofMillis(waitMax),
-        Duration.ofMillis(backoff), b.getBoolean("auto.leader.rebalance.enable"), Duration.ofSeconds(imbalance),
-        Duration.ofMillis(shutdown), Duration.ofMillis(write));
+        Duration.ofMillis(backoff), config.getBoolean(B + "auto.leader.rebalance.enable"),
+        Duration.ofSeconds(imbalance), Duration.ofMillis(shutdown), Duration.ofMillis(write));
   }
 
   private static void require(boolean ok, String message) {

@@ -92,20 +92,29 @@ public final class Main implements Runnable {
   /**
    * A usage error, the same for every command: {@code Error: <message>}, a "Did you mean" line when an unknown option
    * or command is a near miss of a real one, and always a last line pointing to the command's --help (not the whole
-   * help text); exit code {@value #EXIT_USAGE}.
+   * help text); exit code {@value #EXIT_USAGE}. Client settings given with another tool's flag ({@code produce
+   * --producer-props ...}) or several {@code KEY=VALUE} after a flag that takes one ({@code --producer-property a=1
+   * b=2}) are said so, with the arguments rewritten in the "Did you mean" line ({@link KeyValueFlagHint}).
    */
   private static int handleParameterException(CommandLine.ParameterException ex, String[] args) {
     CommandLine.ParameterException problem = unknownOptionFirst(ex, args);
     CommandLine cmd = problem.getCommandLine();
     PrintWriter err = cmd.getErr();
     String message = naturalMessage(problem);
+    String hint = null;
+    if (problem instanceof CommandLine.UnmatchedArgumentException unmatched) {
+      KeyValueFlagHint.Hint keyValue = KeyValueFlagHint.of(unmatched, args);
+      if (keyValue != null) {
+        message = keyValue.message();
+        hint = keyValue.didYouMean();
+      } else {
+        hint = suggestion(unmatched);
+      }
+    }
     // picocli's own messages for argument groups already start with "Error: "
     err.println(message.startsWith("Error: ") ? message : "Error: " + message);
-    if (problem instanceof CommandLine.UnmatchedArgumentException unmatched) {
-      String hint = suggestion(unmatched);
-      if (hint != null) {
-        err.println(hint);
-      }
+    if (hint != null) {
+      err.println(hint);
     }
     err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
     err.flush();

@@ -10,6 +10,10 @@ import java.util.TimeZone;
  * The lines the perf tools print, in exactly the formats of Kafka's {@code ProducerPerformance},
  * {@code ConsumerPerformance} and {@code EndToEndLatency}, so the two tools' outputs can be put side by side (and parsed by the same scripts).
  * Numbers always use {@code .} as decimal point ({@link Locale#ROOT}). Pure functions.
+ *
+ * <p>One departure: the producer lines never print {@code NaN} or {@code Infinity}. Kafka divides by the record count
+ * and the elapsed time as they are, so a run where no record was acknowledged prints "NaN ms avg latency"; here a
+ * rate or average over zero records is 0, and an elapsed time under 1 ms counts as 1 ms.
  */
 final class PerfFormat {
   /** Kafka's ConsumerPerformance header (without detailed stats). */
@@ -28,28 +32,38 @@ final class PerfFormat {
    * latency, %.1f ms max latency.}
    */
   static String producerWindow(long count, long bytes, long elapsedMs, long totalLatencyMs, int maxLatencyMs) {
-    double recsPerSec = 1000.0 * count / (double) elapsedMs;
-    double mbPerSec = 1000.0 * bytes / (double) elapsedMs / MB;
     return String.format(Locale.ROOT,
         "%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency.",
-        count, recsPerSec, mbPerSec, totalLatencyMs / (double) count, (double) maxLatencyMs);
+        count, perSecond(count, elapsedMs), perSecond(bytes, elapsedMs) / MB, average(totalLatencyMs, count),
+        (double) maxLatencyMs);
   }
 
   /**
    * Kafka's ProducerPerformance total line: {@code %d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency,
    * %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.}
    *
+   * With no record acknowledged ({@code count} 0) every figure is 0: {@code 0 records sent, 0.000000 records/sec (0.00
+   * MB/sec), 0.00 ms avg latency, ...} (Kafka's tool prints {@code NaN ms avg latency}).
+   *
    * @param percentiles latencies at the 50th, 95th, 99th and 99.9th percentile, ms
    */
   static String producerTotal(
       long count, long bytes, long elapsedMs, long totalLatencyMs, int maxLatencyMs, int[] percentiles) {
-    double recsPerSec = 1000.0 * count / (double) elapsedMs;
-    double mbPerSec = 1000.0 * bytes / (double) elapsedMs / MB;
     return String.format(Locale.ROOT,
         "%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency,"
             + " %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.",
-        count, recsPerSec, mbPerSec, totalLatencyMs / (double) count, (double) maxLatencyMs,
-        percentiles[0], percentiles[1], percentiles[2], percentiles[3]);
+        count, perSecond(count, elapsedMs), perSecond(bytes, elapsedMs) / MB, average(totalLatencyMs, count),
+        (double) maxLatencyMs, percentiles[0], percentiles[1], percentiles[2], percentiles[3]);
+  }
+
+  /** {@code amount} per second over {@code elapsedMs}: 0 for no amount, and at least 1 ms elapsed (never NaN). */
+  private static double perSecond(long amount, long elapsedMs) {
+    return amount == 0 ? 0.0 : 1000.0 * amount / (double) Math.max(elapsedMs, 1);
+  }
+
+  /** {@code total / count}, 0 when {@code count} is 0 (never NaN). */
+  private static double average(long total, long count) {
+    return count == 0 ? 0.0 : total / (double) count;
   }
 
   /**

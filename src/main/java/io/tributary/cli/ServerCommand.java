@@ -24,7 +24,9 @@ import sun.misc.Signal;
 /**
  * {@code tributary server}: runs one broker node in the foreground until SIGTERM or SIGINT, then shuts it down
  * gracefully (Akka's coordinated shutdown: leave the cluster, close the journals) and exits 0. Before it starts, it
- * warns on stderr about keys of its config file that nothing reads ({@link ServerConfigCheck}).
+ * warns on stderr about keys of its config file that nothing reads ({@link ServerConfigCheck}), then checks the
+ * broker's settings ({@link BrokerNode#checkSettings}): a bad value fails with one line naming its full key, as the
+ * file writes it ({@code tributary.broker.message.max.bytes}), exit code 1.
  */
 @Command(
     name = "server",
@@ -117,6 +119,12 @@ final class ServerCommand implements Callable<Integer> {
       PrintWriter err = spec.commandLine().getErr();
       ServerConfigCheck.warnings(configFile, nodeConfig).forEach(err::println);
       err.flush();
+    }
+    try {
+      BrokerNode.checkSettings(nodeConfig);
+    } catch (ConfigException e) {
+      // e.g. "server.conf: 3: tributary.broker.message.max.bytes has type STRING rather than NUMBER"
+      throw new CliException("Invalid configuration: " + e.getMessage(), e);
     }
     checkPortFree(nodeConfig);
     Path data = Path.of(nodeConfig.getString("tributary.data-dir"));

@@ -128,7 +128,8 @@ public final class TributaryClient implements AutoCloseable {
    *
    * @param bootstrapServers comma-separated {@code host:port} or {@code system@host:port} entries
    * @return a connected client; close it to stop its ActorSystem
-   * @throws TributaryException NETWORK_EXCEPTION if no node answers within {@code request.timeout.ms} (30 s)
+   * @throws TributaryException NETWORK_EXCEPTION if no node answers within {@code request.timeout.ms} (30 s), or at
+   *     once when no node of the list accepts a TCP connection
    * @throws IllegalArgumentException if the server list is malformed
    */
   public static TributaryClient connect(String bootstrapServers) {
@@ -149,8 +150,9 @@ public final class TributaryClient implements AutoCloseable {
    * @param config settings (see {@link ClientConfig}); they are also the defaults of every admin, producer and
    *     consumer made from this client. Used here: {@code request.timeout.ms}
    * @return a connected client; close it to stop its ActorSystem
-   * @throws TributaryException NETWORK_EXCEPTION if no node answered within {@code request.timeout.ms}; the
-   *     ActorSystem is then already stopped
+   * @throws TributaryException NETWORK_EXCEPTION if no node answered within {@code request.timeout.ms}, or at once
+   *     when no node of the list accepts a TCP connection; the ActorSystem is then already stopped (or never
+   *     started)
    * @throws IllegalArgumentException if the server list or a setting is malformed
    */
   public static TributaryClient connect(String bootstrapServers, Map<String, ?> config) {
@@ -181,6 +183,8 @@ public final class TributaryClient implements AutoCloseable {
   /**
    * Fails at once when no address of the list accepts a TCP connection (typically: nothing listens there), instead of
    * waiting {@code request.timeout.ms} for Artery to give up. An address that accepts is left to the real handshake.
+   * The message says that nothing accepts connections there, not that a request timed out: {@code No Tributary broker
+   * answered at 127.0.0.1:9092 (Connection refused): nothing accepts connections there; is the broker running?}
    */
   private static void refuseIfNothingListens(List<BrokerAddress> addresses, int timeoutMs) {
     List<String> refused = new ArrayList<>();
@@ -192,9 +196,8 @@ public final class TributaryClient implements AutoCloseable {
         refused.add(a.hostPort() + " (" + e.getMessage() + ")");
       }
     }
-    throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "Could not reach a Tributary broker at "
-        + String.join(", ", refused) + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
-        + " ms (is it running?)");
+    throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at "
+        + String.join(", ", refused) + ": nothing accepts connections there; is the broker running?");
   }
 
   /**
@@ -631,10 +634,14 @@ public final class TributaryClient implements AutoCloseable {
       throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted while connecting", e);
     } catch (ExecutionException | TimeoutException e) {
       String where = addresses.stream().map(BrokerAddress::hostPort).collect(Collectors.joining(", "));
+      // connect() got here only after an address accepted a TCP connection: with one address, that one did
+      String why = addresses.size() == 1
+          ? ": something accepts connections there, but it is not a Tributary broker, or not a ready one"
+          : " (nothing listening, or not a Tributary broker)";
       throw new TributaryException(
           ErrorCode.NETWORK_EXCEPTION,
-          "Could not reach a Tributary broker at " + where + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "="
-              + timeoutMs + " ms (is it running?)");
+          "No Tributary broker answered at " + where + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
+              + " ms" + why);
     }
   }
 

@@ -28,37 +28,41 @@ public record GroupSettings(
   /** Name of the internal topic holding committed offsets (Kafka's). */
   public static final String OFFSETS_TOPIC = io.tributary.protocol.TopicNames.CONSUMER_OFFSETS;
 
+  /** The sections read; values are read by their full key, so that the config library's errors name it in full. */
+  private static final String B = "tributary.broker.";
+
+  private static final String G = "tributary.group.";
+
   /**
    * Reads and validates the settings.
    *
    * @throws IllegalArgumentException naming the key of a value out of range
+   * @throws com.typesafe.config.ConfigException naming the key (in full) when a value is missing or of the wrong type
    */
   public static GroupSettings create(Config config) {
-    Config b = config.getConfig("tributary.broker");
-    Config g = config.getConfig("tributary.group");
-    int partitions = b.getInt("offsets.topic.num.partitions");
+    int partitions = config.getInt(B + "offsets.topic.num.partitions");
     if (partitions < 1) {
       throw new IllegalArgumentException("tributary.broker.offsets.topic.num.partitions must be >= 1");
     }
-    int rf = b.getInt("offsets.topic.replication.factor");
+    int rf = config.getInt(B + "offsets.topic.replication.factor");
     if (rf < 1) {
       throw new IllegalArgumentException("tributary.broker.offsets.topic.replication.factor must be >= 1");
     }
-    long delay = b.getLong("group.initial.rebalance.delay.ms");
+    long delay = config.getLong(B + "group.initial.rebalance.delay.ms");
     if (delay < 0) {
       throw new IllegalArgumentException("tributary.broker.group.initial.rebalance.delay.ms must be >= 0");
     }
-    int min = b.getInt("group.min.session.timeout.ms");
-    int max = b.getInt("group.max.session.timeout.ms");
+    int min = config.getInt(B + "group.min.session.timeout.ms");
+    int max = config.getInt(B + "group.max.session.timeout.ms");
     if (min < 1 || max < min) {
-      throw new IllegalArgumentException(
-          "tributary.broker.group.min.session.timeout.ms must be >= 1 and <= group.max.session.timeout.ms");
+      throw new IllegalArgumentException("tributary.broker.group.min.session.timeout.ms must be >= 1 and <="
+          + " tributary.broker.group.max.session.timeout.ms");
     }
-    int checkpoint = g.getInt("offsets-checkpoint-records");
+    int checkpoint = config.getInt(G + "offsets-checkpoint-records");
     if (checkpoint < 1) {
       throw new IllegalArgumentException("tributary.group.offsets-checkpoint-records must be >= 1");
     }
     return new GroupSettings(partitions, (short) rf, Duration.ofMillis(delay), min, max, checkpoint,
-        g.getDuration("metadata-refresh-interval"));
+        config.getDuration(G + "metadata-refresh-interval"));
   }
 }

@@ -85,6 +85,29 @@ class PerfFormatTest {
   }
 
   @Test
+  void aRunWithoutAcknowledgedRecordsPrintsZerosNotNaN() {
+    AtomicLong clock = new AtomicLong(1_000);
+    ProducerPerfStats stats = new ProducerPerfStats(20, 5_000, clock::get, line -> {});
+    clock.set(1_250);
+    assertEquals(
+        "0 records sent, 0.000000 records/sec (0.00 MB/sec), 0.00 ms avg latency, 0.00 ms max latency,"
+            + " 0 ms 50th, 0 ms 95th, 0 ms 99th, 0 ms 99.9th.",
+        stats.total());
+    // and within the same millisecond as the start
+    assertEquals(
+        "0 records sent, 0.000000 records/sec (0.00 MB/sec), 0.00 ms avg latency, 0.00 ms max latency,"
+            + " 0 ms 50th, 0 ms 95th, 0 ms 99th, 0 ms 99.9th.",
+        PerfFormat.producerTotal(0, 0, 0, 0, 0, new int[4]));
+  }
+
+  @Test
+  void aTotalWithinOneMillisecondIsFiniteNotInfinity() {
+    String line = PerfFormat.producerTotal(3, 300, 0, 6, 2, new int[] {2, 2, 2, 2});
+    assertEquals("3 records sent, 3000.000000 records/sec (0.29 MB/sec), 2.00 ms avg latency, 2.00 ms max latency,"
+        + " 2 ms 50th, 2 ms 95th, 2 ms 99th, 2 ms 99.9th.", line);
+  }
+
+  @Test
   void payloadIsKafkasUppercaseLettersFromSeedZero() {
     byte[] a = PerfProduceCommand.payload(1000);
     assertArrayEquals(a, PerfProduceCommand.payload(1000));

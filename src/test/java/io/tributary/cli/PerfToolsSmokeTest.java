@@ -22,6 +22,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
 /**
@@ -131,6 +133,40 @@ class PerfToolsSmokeTest {
     Matcher line = match("RE_CONSUME_LINE", consumed.lines().get(1));
     assertEquals("3000", line.group(5)); // data.consumed.in.nMsg
     assertEquals("0.2861", line.group(3)); // data.consumed.in.MB: 3000 x 100 B
+  }
+
+  static Run run(String... args) {
+    CommandLine cmd = Main.newCommandLine();
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int code = cmd.execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    // larger than the topic's max.message.bytes: refused by the leader
+    "5000 | acks=1 | MESSAGE_TOO_LARGE: The record batch is",
+    // larger than the producer's max.request.size: refused before it is sent
+    "500 | max.request.size=100 | MESSAGE_TOO_LARGE: The record is"
+  })
+  void recordsTooLargeToSendGiveOneErrorLineAZeroTotalAndExitOne(int recordSize, String prop, String error) {
+    String topic = "smoke-too-large-" + recordSize;
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic, "--partitions", "1", "--config",
+        "max.message.bytes=1000");
+    Run r = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", "20",
+        "--record-size", Integer.toString(recordSize), "--throughput", "-1", "--producer-props", prop);
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    assertEquals(1, r.lines().size(), r.out());
+    Matcher total = match("RE_PRODUCE_TOTAL", r.lines().get(0)); // parseable: no NaN
+    assertEquals("0", total.group(1));
+    assertEquals("0.00", total.group(4)); // avg latency
+    List<String> errors = r.err().lines().toList();
+    assertEquals(1, errors.size(), r.err());
+    assertTrue(errors.get(0).startsWith("Error: 20 of 20 records were not acknowledged; first error: " + error),
+        r.err());
   }
 
   @Test
