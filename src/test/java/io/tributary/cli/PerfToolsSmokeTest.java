@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tributary.broker.BrokerNode;
 import io.tributary.broker.TestNodes;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +22,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import picocli.CommandLine;
 
 /**
  * The short version of {@code bin/compare-kafka}, kept in {@code mvn verify} so that the perf tools keep working:
@@ -94,14 +91,9 @@ class PerfToolsSmokeTest {
   }
 
   static Run ok(String... args) {
-    CommandLine cmd = Main.newCommandLine();
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int code = cmd.execute(args);
-    assertEquals(Main.EXIT_OK, code, "stdout: " + out + "\nstderr: " + err);
-    return new Run(code, out.toString(), err.toString());
+    Run r = run(args);
+    assertEquals(Main.EXIT_OK, r.exitCode(), "stdout: " + r.out() + "\nstderr: " + r.err());
+    return r;
   }
 
   @Test
@@ -135,14 +127,10 @@ class PerfToolsSmokeTest {
     assertEquals("0.2861", line.group(3)); // data.consumed.in.MB: 3000 x 100 B
   }
 
+  /** A CLI run in this JVM, as {@link CommandLineTest#run}. */
   static Run run(String... args) {
-    CommandLine cmd = Main.newCommandLine();
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int code = cmd.execute(args);
-    return new Run(code, out.toString(), err.toString());
+    CommandLineTest.Run r = CommandLineTest.run(args);
+    return new Run(r.exitCode(), r.out(), r.err());
   }
 
   @ParameterizedTest
