@@ -48,7 +48,14 @@ public final class Gateway {
     return Behaviors.receive(ClientRequest.class)
         .onMessage(ProduceRequest.class, r -> {
           String error = check(r.version(), r.topic(), r.partition());
-          if (error == null) {
+          if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
+            // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
+            // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
+            if (r.replyTo() != null) {
+              r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
+                  "Cannot append to internal topic " + r.topic()));
+            }
+          } else if (error == null) {
             partitions.tell(new PartitionLeader.Produce(r));
           } else if (r.replyTo() != null) {
             r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
