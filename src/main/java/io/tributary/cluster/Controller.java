@@ -223,9 +223,11 @@ public final class Controller {
         .onMessage(Loaded.class, m -> {
           topics.clear();
           topics.putAll(m.topics());
+          long maxLoaded = 0;
           for (TopicMetadata t : topics.values()) {
-            nextVersion = Math.max(nextVersion, t.version() + 1);
+            maxLoaded = Math.max(maxLoaded, t.version());
           }
+          nextVersion = Math.max(nextVersion, firstVersion(maxLoaded, System.currentTimeMillis()));
           ctx.getLog().info("Controller started with {} topics", topics.size());
           return start();
         })
@@ -365,6 +367,23 @@ public final class Controller {
     for (String address : liveBrokers(false)) {
       partitions.tell(new ReplicaManager.ToReplica(address, msg));
     }
+  }
+
+  /**
+   * The first metadata version a controller starting now writes: above every version it loaded, and above every
+   * version an earlier controller can have written, including writes that never reached a majority but were pushed to
+   * the replica managers before that controller's node died (a manager keeps the highest version it was told, so a
+   * new controller that reused those numbers would be ignored until its counter passed them: a chaos run saw
+   * {@code __consumer_offsets-0} without a leader for minutes). Versions are the start time in ms times 1000 plus a
+   * count of writes: an earlier controller started earlier and writes far fewer than 1000 versions per ms, so this
+   * holds as long as the nodes' clocks differ by less than how long the earlier controller ran.
+   *
+   * @param maxLoaded the highest version in the metadata read at start (0 if none)
+   * @param nowMillis the wall clock, ms since the epoch
+   * @return the first version to write
+   */
+  static long firstVersion(long maxLoaded, long nowMillis) {
+    return Math.max(maxLoaded + 1, nowMillis * 1000);
   }
 
   private TopicMetadata versioned(TopicMetadata t) {
