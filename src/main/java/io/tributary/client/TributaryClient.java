@@ -188,16 +188,22 @@ public final class TributaryClient implements AutoCloseable {
    */
   private static void refuseIfNothingListens(List<BrokerAddress> addresses, int timeoutMs) {
     List<String> refused = new ArrayList<>();
+    boolean allUnresolved = true;
     for (BrokerAddress a : addresses) {
       try (java.net.Socket socket = new java.net.Socket()) {
         socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, Math.min(timeoutMs, 5000)));
         return; // something listens: let the Artery handshake decide
+      } catch (java.net.UnknownHostException e) {
+        refused.add(a.hostPort() + " (unknown host)");
       } catch (IOException e) {
+        allUnresolved = false;
         refused.add(a.hostPort() + " (" + e.getMessage() + ")");
       }
     }
     throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at "
-        + String.join(", ", refused) + ": nothing accepts connections there; is the broker running?");
+        + String.join(", ", refused) + (allUnresolved
+            ? ": the host name does not resolve"
+            : ": nothing accepts connections there; is the broker running?"));
   }
 
   /**
@@ -638,11 +644,16 @@ public final class TributaryClient implements AutoCloseable {
       String why = addresses.size() == 1
           ? ": something accepts connections there, but it is not a Tributary broker, or not a ready one"
           : " (nothing listening, or not a Tributary broker)";
-      throw new TributaryException(
-          ErrorCode.NETWORK_EXCEPTION,
-          "No Tributary broker answered at " + where + " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs
-              + " ms" + why);
+      // a peer that closes the connection (e.g. an HTTP server) fails the handshake before the timeout
+      String when = e instanceof TimeoutException || isAskTimeout(e.getCause())
+          ? " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs + " ms"
+          : "";
+      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at " + where + when + why);
     }
+  }
+
+  private static boolean isAskTimeout(Throwable t) {
+    return t instanceof akka.pattern.AskTimeoutException || t instanceof TimeoutException;
   }
 
   private static void terminate(ActorSystem<?> system) {

@@ -49,6 +49,43 @@ class TributaryClientTest {
   }
 
   @Test
+  void connectToAPeerThatClosesEveryConnectionSaysSoWithoutBlamingATimeout() throws Exception {
+    // as an HTTP server or any other service does with Artery's handshake: accept, then close
+    try (ServerSocket closing = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Thread acceptor = new Thread(() -> {
+        while (!closing.isClosed()) {
+          try {
+            closing.accept().close();
+          } catch (IOException e) {
+            return; // the server socket was closed: the test is over
+          }
+        }
+      }, "closing-acceptor");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      int port = closing.getLocalPort();
+      TributaryException e =
+          assertThrows(
+              TributaryException.class,
+              () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "30000")));
+      assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + ": something accepts"
+          + " connections there, but it is not a Tributary broker, or not a ready one", e.getMessage());
+    }
+  }
+
+  @Test
+  void connectToAnUnknownHostSaysTheNameDoesNotResolve() {
+    TributaryException e =
+        assertThrows(
+            TributaryException.class,
+            () -> TributaryClient.connect("nosuchhost.invalid:9092", Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "2000")));
+    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+    assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at nosuchhost.invalid:9092 (unknown host): the host"
+        + " name does not resolve", e.getMessage());
+  }
+
+  @Test
   void connectWithSeveralClosedPortsNamesThemAll() throws IOException {
     int a = closedPort();
     int b = closedPort();
