@@ -17,24 +17,33 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** Retention, restarts on the same data directory, snapshots, topic metadata durability. */
 class RetentionAndRestartTest {
 
+  /** Bytes of the regular files under {@code dir}; a file LevelDB deletes during the walk (a compaction) counts 0. */
   static long dirSize(Path dir) {
-    try (Stream<Path> s = Files.walk(dir)) {
-      return s.filter(Files::isRegularFile).mapToLong(p -> {
-        try {
-          return Files.size(p);
-        } catch (IOException e) {
-          return 0; // deleted meanwhile by a compaction
+    long[] total = new long[1];
+    try {
+      Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<Path>() {
+        @Override
+        public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
+          if (attrs.isRegularFile()) {
+            total[0] += attrs.size();
+          }
+          return java.nio.file.FileVisitResult.CONTINUE;
         }
-      }).sum();
+
+        @Override
+        public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+          return java.nio.file.FileVisitResult.CONTINUE; // deleted between listing and reading: gone
+        }
+      });
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    return total[0];
   }
 
   /** Polls {@code check} until it holds, up to 60 s (an event we cannot subscribe to: a timer-driven retention run). */

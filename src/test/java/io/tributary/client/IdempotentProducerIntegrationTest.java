@@ -94,23 +94,7 @@ class IdempotentProducerIntegrationTest {
     assertEquals(1, stored.get(1).producerEpoch(), "resent with the bumped epoch");
     assertEquals(0, stored.get(1).baseSequence(), "from sequence 0");
 
-    TopicPartition tp = new TopicPartition(topic, 0);
-    try (Consumer<String, String> consumer =
-        client.consumer(
-            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
-      consumer.assign(List.of(tp));
-      List<String> got = new ArrayList<>();
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (got.size() < expected.size() && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          assertEquals(got.size(), r.offset());
-          got.add(r.value());
-        }
-      }
-      assertEquals(expected, got, "every record but the fifth, once, in order");
-      assertEquals(9L, consumer.position(tp));
-      assertTrue(consumer.poll(Duration.ZERO).isEmpty());
-    }
+    assertReadBackInOrder(topic, expected);
     assertEquals(9L, gw.listOffsets(topic, 0, ListOffsetsRequest.LATEST_TIMESTAMP).offset(), "nothing else was written");
   }
 
@@ -167,21 +151,7 @@ class IdempotentProducerIntegrationTest {
       assertEquals(RecordBatch.NO_PRODUCER_ID, stored.get(1).producerId());
     }
 
-    TopicPartition tp = new TopicPartition(topic, 0);
-    try (Consumer<String, String> consumer =
-        client.consumer(
-            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
-      consumer.assign(List.of(tp));
-      List<String> got = new ArrayList<>();
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (got.size() < expected.size() && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          assertEquals(got.size(), r.offset());
-          got.add(r.value());
-        }
-      }
-      assertEquals(expected, got, "every record but the fifth, once, in order");
-    }
+    assertReadBackInOrder(topic, expected);
     assertEquals(
         9L, gw.listOffsets(topic, 0, ListOffsetsRequest.LATEST_TIMESTAMP).offset(), "nothing else was written");
   }
@@ -218,5 +188,26 @@ class IdempotentProducerIntegrationTest {
       stored.add(RecordBatch.validate(b));
     }
     return stored;
+  }
+
+  /** A consumer of partition 0 of {@code topic} from the start reads exactly {@code expected}, at offsets 0, 1, ... */
+  private static void assertReadBackInOrder(String topic, List<String> expected) {
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Consumer<String, String> consumer =
+        client.consumer(
+            Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"), Deserializer.string(), Deserializer.string())) {
+      consumer.assign(List.of(tp));
+      List<String> got = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (got.size() < expected.size() && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          assertEquals(got.size(), r.offset());
+          got.add(r.value());
+        }
+      }
+      assertEquals(expected, got, "every record but the fifth, once, in order");
+      assertEquals(expected.size(), consumer.position(tp));
+      assertTrue(consumer.poll(Duration.ZERO).isEmpty());
+    }
   }
 }
