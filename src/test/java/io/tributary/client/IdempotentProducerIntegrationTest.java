@@ -64,12 +64,7 @@ class IdempotentProducerIntegrationTest {
   void aRecordTheLeaderRefusesFailsAloneAndTheBatchesInFlightBehindItAreWrittenOnceInOrder(CompressionType type)
       throws Exception {
     String topic = "idem-too-large-" + type.configName;
-    AdminResponse created = gw.create(topic, 1, Map.of("max.message.bytes", "1000"));
-    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
-    List<String> values = new ArrayList<>();
-    for (int i = 1; i <= 10; i++) {
-      values.add(i == 5 ? randomLetters(3000) : "line-" + i);
-    }
+    List<String> values = topicForTenWithTheFifthTooLarge(topic);
     List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
     Map<String, Object> config =
         Map.of(
@@ -110,12 +105,7 @@ class IdempotentProducerIntegrationTest {
   void aBatchRefusedAsTooLargeIsSplitAndOnlyTheRecordTooLargeAloneFails(boolean idempotent, CompressionType type)
       throws Exception {
     String topic = "split-" + idempotent + "-" + type.configName;
-    AdminResponse created = gw.create(topic, 1, Map.of("max.message.bytes", "1000"));
-    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
-    List<String> values = new ArrayList<>();
-    for (int i = 1; i <= 10; i++) {
-      values.add(i == 5 ? randomLetters(3000) : "line-" + i);
-    }
+    List<String> values = topicForTenWithTheFifthTooLarge(topic);
     List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
     Map<String, Object> config =
         Map.of(
@@ -209,5 +199,19 @@ class IdempotentProducerIntegrationTest {
       assertEquals(expected.size(), consumer.position(tp));
       assertTrue(consumer.poll(Duration.ZERO).isEmpty());
     }
+  }
+
+  /**
+   * Creates {@code topic} (1 partition, {@code max.message.bytes=1000}) and returns the 10 values to send to it:
+   * "line-1" .. "line-10", but the fifth is 3,000 random letters (too large alone, even compressed).
+   */
+  private static List<String> topicForTenWithTheFifthTooLarge(String topic) {
+    AdminResponse created = gw.create(topic, 1, Map.of("max.message.bytes", "1000"));
+    assertEquals(ErrorCode.NONE, created.error(), created.errorMessage());
+    List<String> values = new ArrayList<>();
+    for (int i = 1; i <= 10; i++) {
+      values.add(i == 5 ? randomLetters(3000) : "line-" + i);
+    }
+    return values;
   }
 }

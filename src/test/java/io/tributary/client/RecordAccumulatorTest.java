@@ -827,20 +827,11 @@ class RecordAccumulatorTest {
     assertTrue(acc.onFailure(batch, TOO_LARGE));
     clock.addAndGet(100); // retry.backoff.ms of the older batch, linger.ms of the newer
     List<List<String>> sent = new ArrayList<>();
-    long offset = 0;
-    List<ProducerBatch> drained;
-    while (!(drained = acc.drain().batches()).isEmpty()) {
-      for (ProducerBatch b : drained) {
-        List<String> values = valuesOf(acc, b);
-        sent.add(values);
-        if (values.equals(List.of("big"))) {
-          assertFalse(acc.onFailure(b, TOO_LARGE));
-        } else {
-          acc.onSuccess(b, offset, -1L);
-          offset += b.recordCount();
-        }
-      }
-    }
+    answerAsALeader(acc, false, b -> {
+      List<String> values = valuesOf(acc, b);
+      sent.add(values);
+      return values.equals(List.of("big"));
+    });
     assertEquals(List.of(List.of("older"), FIRST_FOUR, List.of("big"), LAST_FIVE, List.of("newer")), sent);
     assertEquals(0L, older.join().offset());
     assertEquals(1L, futures.get(0).join().offset());
@@ -873,21 +864,12 @@ class RecordAccumulatorTest {
     assertTrue(acc.onFailure(laterBatch, new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 0")));
     clock.addAndGet(100);
     List<String> sealedAs = new ArrayList<>();
-    long offset = 0;
-    List<ProducerBatch> drained;
-    while (!(drained = acc.drain().batches()).isEmpty()) {
-      assertEquals(1, drained.size(), "one at a time while a retry is pending");
-      ProducerBatch b = drained.get(0);
+    answerAsALeader(acc, true, b -> {
       RecordBatch h = header(b);
       assertEquals(PID, h.producerId());
       sealedAs.add(valuesOf(acc, b).get(0) + " e" + h.producerEpoch() + " s" + h.baseSequence());
-      if (b.recordCount() == 1 && h.iterator().next().value().length == 3000) {
-        assertFalse(acc.onFailure(b, TOO_LARGE));
-      } else {
-        acc.onSuccess(b, offset, -1L);
-        offset += b.recordCount();
-      }
-    }
+      return b.recordCount() == 1 && h.iterator().next().value().length == 3000;
+    });
     assertEquals(
         List.of("line-1 e1 s0", "big e1 s4", "line-6 e2 s0", "later e2 s5", "newer e2 s6"),
         sealedAs,
@@ -973,20 +955,14 @@ class RecordAccumulatorTest {
     acc.close(batch);
     assertTrue(acc.onFailure(batch, TOO_LARGE));
     // a leader that takes at most 2 records per batch
-    long offset = 0;
     List<Integer> counts = new ArrayList<>();
-    List<ProducerBatch> drained;
-    while (!(drained = acc.drain().batches()).isEmpty()) {
-      ProducerBatch b = drained.get(0);
-      acc.close(b);
+    long offset = answerAsALeader(acc, true, b -> {
       if (b.recordCount() > 2) {
-        assertTrue(acc.onFailure(b, TOO_LARGE), "split again");
-      } else {
-        counts.add(b.recordCount());
-        acc.onSuccess(b, offset, -1L);
-        offset += b.recordCount();
+        return true;
       }
-    }
+      counts.add(b.recordCount());
+      return false;
+    });
     assertEquals(8, offset);
     assertTrue(counts.size() >= 4, "counts " + counts);
     for (int i = 0; i < 8; i++) {
@@ -1106,5 +1082,34 @@ class RecordAccumulatorTest {
     for (CompletableFuture<RecordMetadata> f : futures) {
       assertTrue(f.isDone());
     }
+  }
+
+  /**
+   * Plays the partition leader until nothing more is ready: each drained batch (built, as the sender does) is refused
+   * with {@link #TOO_LARGE} if {@code refuses} says so (then it must be split if it has several records, and fail if it
+   * has one), else appended at the next offset from 0.
+   *
+   * @param oneAtATime whether each drain must give one batch (a retry or split is pending in the partition)
+   * @return the offset after the last record appended
+   */
+  private long answerAsALeader(
+      RecordAccumulator acc, boolean oneAtATime, java.util.function.Predicate<ProducerBatch> refuses) {
+    long offset = 0;
+    List<ProducerBatch> drained;
+    while (!(drained = acc.drain().batches()).isEmpty()) {
+      if (oneAtATime) {
+        assertEquals(1, drained.size(), "one at a time while a retry is pending");
+      }
+      for (ProducerBatch b : drained) {
+        acc.close(b);
+        if (refuses.test(b)) {
+          assertEquals(b.recordCount() > 1, acc.onFailure(b, TOO_LARGE), "split if it has several records");
+        } else {
+          acc.onSuccess(b, offset, -1L);
+          offset += b.recordCount();
+        }
+      }
+    }
+    return offset;
   }
 }
