@@ -25,12 +25,23 @@ class ClientDisconnectLogFilterTest {
   }
 
   @Test
+  void aClientKilledWithoutClosingIsKeptOffStderr() {
+    assertEquals(FilterReply.DENY, decide("akka.cluster.Cluster", Level.WARN,
+        "Detected unreachable: [akka://tributary-client@127.0.0.1:37345]"));
+    assertEquals(FilterReply.DENY, decide("akka.remote.artery.Association", Level.WARN,
+        "Association to [akka://tributary-client@127.0.0.1:37345] with UID [1] is irrecoverably failed. UID is now"
+            + " quarantined and all messages to this UID will be delivered to dead letters."));
+  }
+
+  @Test
   void brokerConnectionsAndOtherWarningsPass() {
+    assertEquals(FilterReply.NEUTRAL, decide("akka.cluster.Cluster", Level.WARN,
+        "Detected unreachable: [akka://tributary@127.0.0.1:29351]"));
+    assertEquals(FilterReply.NEUTRAL, decide("io.tributary.log.PartitionLeader", Level.WARN,
+        "reply to akka://tributary-client@127.0.0.1:1 failed"));
     assertEquals(FilterReply.NEUTRAL, decide("akka.stream.Materializer", Level.WARN,
         "[outbound connection to [akka://tributary@127.0.0.1:29351], message stream] Upstream failed, cause:"
             + " StreamTcpException: The connection has been aborted"));
-    assertEquals(FilterReply.NEUTRAL, decide("akka.remote.RemoteWatcher", Level.WARN,
-        "Detected unreachable: [akka://tributary-client@127.0.0.1:38271]"));
     assertEquals(FilterReply.NEUTRAL, decide("akka.stream.Materializer", Level.ERROR,
         "[outbound connection to [akka://tributary-client@127.0.0.1:38271]] failed badly"));
   }
