@@ -19,8 +19,9 @@ import java.util.TreeMap;
  *       <td>{@code message.max.bytes}</td></tr>
  *   <tr><td>{@code cleanup.policy}</td><td>{@code delete} (compaction is not built yet)</td>
  *       <td>{@code log.cleanup.policy}</td></tr>
- *   <tr><td>{@code compression.type}</td><td>{@code producer} only: batches are stored as the producer compressed
- *       them (no recompression on the broker yet)</td><td>(none)</td></tr>
+ *   <tr><td>{@code compression.type}</td><td>{@code producer} only: compressed batches are stored as the producer
+ *       compressed them; uncompressed ones as LZ4 record batches when the partition's journal has {@code
+ *       event-compression = lz4} (the default; see {@code TunedLeveldbJournal})</td><td>(none)</td></tr>
  * </table>
  *
  * @param retentionMs time retention in ms, -1 = unlimited

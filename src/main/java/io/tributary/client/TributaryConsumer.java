@@ -120,9 +120,12 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     boolean listOffsetsInFlight;
     /** No request for this partition before this time (monotonic ms): backoff after an error. */
     long retryAtMs;
-    /** Fetched records at and after {@link #position}, in offset order. */
-    final ArrayDeque<Record> buffer = new ArrayDeque<>();
-    /** While {@link #buffer} is not empty: the offset after its last record, where the next fetch continues. */
+    /** Fetched records at and after {@link #position}, in offset order, decoded as they are taken. */
+    final FetchedRecords buffer = new FetchedRecords();
+    /**
+     * While {@link #buffer} has records queued: the offset after the fetched range (the last batch's next offset, or
+     * the high watermark if that is lower), where the next fetch continues.
+     */
     long bufferEnd = -1;
     /**
      * The end offset (after the last record) of each fetch response with records still in {@link #buffer}, oldest
@@ -970,7 +973,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     if (done.fetchOffset() != fetchPosition(state)) {
       return;
     }
-    if (!state.buffer.isEmpty()
+    if (state.buffer.hasQueued()
         && (done.failure() != null || done.response().error() != ErrorCode.NONE)) {
       // a failed fetch ahead: the buffered records come first; fetched again (and its error handled) after them
       state.retryAtMs = Metadata.nowMs() + settings.retryBackoffMs();
@@ -1598,25 +1601,31 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   /** Decodes the batches of a fetch into the partition's buffer: records from the position, below the HW. */
   /** Where the next fetch of {@code state} starts: its position, or after its buffered records. */
   private static long fetchPosition(PartitionState state) {
-    return state.buffer.isEmpty() ? state.position : state.bufferEnd;
+    return state.buffer.hasQueued() ? state.bufferEnd : state.position;
   }
 
   private void buffer(PartitionState state, FetchResponse response) {
-    long next = fetchPosition(state);
-    int before = state.buffer.size();
-    try {
-      appendRecords(state, response, next);
-    } finally {
-      if (state.buffer.size() > before) {
-        state.bufferEnd = state.buffer.peekLast().offset() + 1;
-        state.bufferedResponseEnds.addLast(state.bufferEnd);
-      }
+    long end = appendRecords(state, response, fetchPosition(state));
+    if (end > fetchPosition(state)) {
+      state.bufferEnd = end;
+      state.bufferedResponseEnds.addLast(end);
     }
   }
 
-  private void appendRecords(PartitionState state, FetchResponse response, long from) {
+  /**
+   * Queues the batches of a fetch that hold offsets from {@code from} and below the high watermark, after checking
+   * each one's CRC (the records are decoded as {@link #collect} takes them).
+   *
+   * @return the offset after the range queued: the last queued batch's next offset, or the high watermark if lower;
+   *     {@code from} if nothing was queued
+   * @throws TributaryException ({@link ErrorCode#CORRUPT_MESSAGE}) if a batch is damaged; nothing of this response
+   *     is queued then
+   */
+  private long appendRecords(PartitionState state, FetchResponse response, long from) {
     long next = from;
     long hw = response.highWatermark();
+    long until = hw >= 0 ? hw : Long.MAX_VALUE;
+    List<RecordBatch> accepted = new ArrayList<>();
     for (byte[] bytes : response.batches()) {
       RecordBatch batch;
       try {
@@ -1628,26 +1637,21 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
         throw new TributaryException(
             ErrorCode.CORRUPT_MESSAGE, "corrupt record batch fetched from " + state.tp + " at " + next + ": " + e, e);
       }
+      if (batch.baseOffset() >= until) {
+        break;
+      }
       if (batch.nextOffset() <= next || batch.isControlBatch()) {
         continue;
       }
-      try {
-        for (Record record : batch) {
-          long offset = record.offset();
-          if (offset < next) {
-            continue;
-          }
-          if (hw >= 0 && offset >= hw) {
-            return;
-          }
-          state.buffer.addLast(record);
-          next = offset + 1;
-        }
-      } catch (InvalidRecordException e) {
-        throw new TributaryException(
-            e.errorCode(), "invalid record batch fetched from " + state.tp + " at " + next + ": " + e, e);
-      }
+      accepted.add(batch);
+      next = Math.min(batch.nextOffset(), until);
     }
+    long start = from;
+    for (RecordBatch batch : accepted) {
+      state.buffer.add(batch, start, until);
+      start = batch.nextOffset();
+    }
+    return next;
   }
 
   /**
@@ -1665,10 +1669,23 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       if (state.paused || state.revoking || !isSubscribedTopic(state.tp)) {
         continue;
       }
-      ArrayDeque<Record> buffer = state.buffer;
+      FetchedRecords buffer = state.buffer;
       String topic = state.tp.topic();
-      while (!buffer.isEmpty() && out.size() < max) {
-        Record record = buffer.peekFirst();
+      String source = state.tp.toString();
+      while (out.size() < max) {
+        Record record;
+        try {
+          record = buffer.peek(source);
+        } catch (TributaryException e) {
+          if (!out.isEmpty()) {
+            rotation = index;
+            return out; // the records before the batch that does not decode first; the error on the next poll
+          }
+          throw e;
+        }
+        if (record == null) {
+          break;
+        }
         K key;
         V value;
         try {
@@ -1681,20 +1698,32 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
           }
           throw e;
         }
-        buffer.pollFirst();
+        buffer.poll();
         state.position = record.offset() + 1;
-        while (!state.bufferedResponseEnds.isEmpty() && state.position >= state.bufferedResponseEnds.peekFirst()) {
-          state.bufferedResponseEnds.pollFirst(); // every record of the oldest response returned
-        }
+        dropReturnedResponses(state);
         out.add(
             new ConsumerRecord<>(
                 topic, state.tp.partition(), record.offset(), record.timestamp(), key, value, record.headers()));
       }
+      if (!buffer.hasQueued() && state.bufferEnd >= 0) {
+        if (state.bufferEnd > state.position) {
+          // every fetched record was returned: the rest of the fetched range holds none (a compacted gap)
+          state.position = state.bufferEnd;
+          dropReturnedResponses(state);
+        }
+        state.bufferEnd = -1;
+      }
       if (!out.isEmpty()) {
-        rotation = buffer.isEmpty() ? index + 1 : index;
+        rotation = buffer.hasQueued() ? index : index + 1;
       }
     }
     return out;
+  }
+
+  private static void dropReturnedResponses(PartitionState state) {
+    while (!state.bufferedResponseEnds.isEmpty() && state.position >= state.bufferedResponseEnds.peekFirst()) {
+      state.bufferedResponseEnds.pollFirst(); // every record of the oldest response returned
+    }
   }
 
   /** Whether records of {@code tp} may be fetched and returned: always with manual assignment. */
@@ -1806,6 +1835,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private void reset(PartitionState state) {
     state.epoch = ++epochCounter;
     state.buffer.clear();
+    state.bufferEnd = -1;
     state.bufferedResponseEnds.clear();
     state.fetchInFlight = false;
     state.listOffsetsInFlight = false;

@@ -31,6 +31,8 @@ import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
+import io.tributary.record.Compression;
+import io.tributary.record.CompressionType;
 import io.tributary.record.CorruptRecordException;
 import io.tributary.record.InvalidRecordException;
 import io.tributary.record.RecordBatch;
@@ -412,6 +414,11 @@ public final class PartitionLeader
   private java.util.concurrent.Executor readExecutor; // looked up on first use
   private final Clock clock;
   private final String journalPluginId;
+  /**
+   * Whether uncompressed batches are appended as LZ4 record batches (the journal's {@code event-compression = lz4});
+   * see {@link #storedForm}.
+   */
+  private final boolean compressUncompressedBatches;
   private final List<PendingAppend> pending = new ArrayList<>();
   private boolean flushScheduled;
   private final Map<Long, Waiter> waiters = new HashMap<>();
@@ -466,6 +473,9 @@ public final class PartitionLeader
     this.journal = journal;
     this.clock = clock;
     this.journalPluginId = journalPluginIdFor(entityId, settings.journalInstances());
+    com.typesafe.config.Config config = ctx.getSystem().settings().config();
+    this.compressUncompressedBatches =
+        config.hasPath(journalPluginId) && TunedLeveldbJournal.lz4Events(config.getConfig(journalPluginId));
   }
 
   private static int parsePartition(String s) {
@@ -657,7 +667,7 @@ public final class PartitionLeader
       b.setPartitionLeaderEpoch(meta.leaderEpoch());
       baseOffsets[i] = next;
       next = b.nextOffset();
-      events.add(new RecordsAppended(b.bytes()));
+      events.add(new RecordsAppended(storedForm(b)));
     }
     journalWrites++;
     int epochAtAppend = meta.leaderEpoch();
@@ -680,6 +690,31 @@ public final class PartitionLeader
         failParkedAcks(ErrorCode.NOT_LEADER_OR_FOLLOWER);
       }
     });
+  }
+
+  /** Compressors of {@link #storedForm}, one per dispatcher thread (a compressor keeps its output buffer). */
+  private static final ThreadLocal<Compression.Compressor> LZ4_COMPRESSOR = ThreadLocal.withInitial(
+      () -> new Compression.Compressor(CompressionType.LZ4, CompressionType.LZ4.defaultLevel()));
+
+  /** Batches smaller than this are stored as they came: compressing them saves next to nothing. */
+  private static final int MIN_COMPRESSED_BATCH_BYTES = 256;
+
+  /**
+   * The bytes a leader appends for {@code batch} (offsets and epoch set): with {@link #compressUncompressedBatches},
+   * an uncompressed batch of at least {@value #MIN_COMPRESSED_BATCH_BYTES} bytes becomes its LZ4 copy ({@link
+   * RecordBatch#withCompressedRecords}) if that saves at least an eighth, as Kafka's broker recompresses for a topic's
+   * {@code compression.type}; anything else is appended as it came. What is appended is what the in-memory tail
+   * holds, the journal stores, fetches and replica fetches serve (compressed over the network, decompressed by the
+   * consumer: the broker never decompresses to serve), and what retention counts; followers append the leader's bytes
+   * unchanged. The producer sees no difference: its acknowledgement carries offsets only.
+   */
+  private byte[] storedForm(RecordBatch batch) {
+    byte[] bytes = batch.bytes();
+    if (!compressUncompressedBatches || batch.isCompressed() || bytes.length < MIN_COMPRESSED_BATCH_BYTES) {
+      return bytes;
+    }
+    byte[] compressed = RecordBatch.withCompressedRecords(bytes, LZ4_COMPRESSOR.get(), bytes.length / 8);
+    return compressed != null ? compressed : bytes;
   }
 
   /** Answers an appended batch's request: at once for acks=0/1, once the high watermark passes it for acks=all. */

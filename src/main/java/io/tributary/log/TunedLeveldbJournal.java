@@ -49,14 +49,15 @@ import scala.util.Try;
  * </ul>
  *
  * <h2>Compressed record batches</h2>
- * With {@code event-compression = lz4}, an event holding a record batch whose records are not compressed already
- * (the producer's {@code compression.type=none}) is stored LZ4-compressed: byte {@code 0} (which never starts Akka's
- * protobuf message: field number 0 does not exist), the length of the uncompressed event (unsigned varint), then an
- * LZ4 block of Akka's serialized event. LevelDB then writes every byte of the batch to its write-ahead log, its
- * memtable and its tables in compressed form (at 1 KiB records the write-ahead log's copy and CRC were the largest
- * part of a broker's CPU). An event that does not shrink by at least an eighth is stored as Akka stores it. Both
- * forms are read back ({@link #persistentFromBytes}, {@link #readRecordBatches}), so existing stores stay readable
- * and the setting can change at any time.
+ * With {@code event-compression = lz4}, the partition leaders whose partitions this journal holds append a record
+ * batch whose records are not compressed already (the producer's {@code compression.type=none}) as an LZ4 record batch
+ * (Kafka's format, codec 3), when that saves at least an eighth (see {@code PartitionLeader.storedForm}): LevelDB then
+ * copies, checksums and writes fewer bytes (write-ahead log, memtable, tables), and fetches are served as stored
+ * (compressed over the network, decompressed by the consumer). The journal itself stores every event as Akka
+ * serializes it. Stores written before this, whose record batch events were LZ4-compressed as a whole (byte {@code 0},
+ * which never starts Akka's protobuf message, the uncompressed length as an unsigned varint, then an LZ4 block of the
+ * event), are still read ({@link #persistentFromBytes}, {@link #readRecordBatches}); the setting can change at any
+ * time.
  *
  * <h2>One key per event</h2>
  * Akka's LevelDB store writes, with every event, a counter key {@code (persistenceId, 0)} holding the highest sequence
@@ -105,7 +106,6 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   }
 
   private final String pluginId;
-  private final boolean lz4Events;
   // readers hold the read lock while they use the store; postStop takes the write lock before the store closes
   private final ReentrantReadWriteLock storeLock = new ReentrantReadWriteLock();
   private boolean storeOpen; // guarded by storeLock
@@ -131,7 +131,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     super(cfg);
     this.pluginId = pluginId;
     apply(leveldbOptions(), cfg);
-    this.lz4Events = lz4Events(cfg);
+    lz4Events(cfg); // refuses an unknown event-compression here, before any leader reads it
   }
 
   /** Opens the store (Akka's journal), then registers it for direct reads. */
@@ -382,7 +382,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
           scala.collection.Iterator<PersistentRepr> events = write.payload().iterator();
           while (events.hasNext()) {
             PersistentRepr event = events.next();
-            values.add(eventBytes(event.withTimestamp(now)));
+            values.add(persistentToBytes(event.withTimestamp(now)));
             keys.add(eventKey(numericId(event.persistenceId()), event.sequenceNr()));
           }
         } catch (RuntimeException e) {
@@ -399,16 +399,6 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
       return Futures.failed(e);
     }
     return Futures.successful(CollectionConverters.asScala(results).toList());
-  }
-
-  /** The stored form of {@code event}: Akka's serialized event, LZ4-compressed if it is a record batch that shrinks. */
-  private byte[] eventBytes(PersistentRepr event) {
-    byte[] raw = persistentToBytes(event);
-    if (lz4Events && event.payload() instanceof PartitionLeader.RecordsAppended e
-        && !RecordBatch.wrap(e.batch()).isCompressed()) {
-      return compress(raw);
-    }
-    return raw;
   }
 
   /**
@@ -429,7 +419,11 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   private static final int MAX_EVENT_BYTES = 256 << 20;
   private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
 
-  /** {@code raw} as a compressed event, or {@code raw} itself if it is small or does not shrink by an eighth. */
+  /**
+   * {@code raw} as a compressed event in the earlier stored form (see "Compressed record batches"), or {@code raw}
+   * itself if it is small or does not shrink by an eighth. Nothing writes this form any more; tests use it to check
+   * that stores holding it are still read.
+   */
   static byte[] compress(byte[] raw) {
     if (raw.length < MIN_COMPRESSED_BYTES) {
       return raw;
@@ -490,7 +484,12 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     return raw;
   }
 
-  /** Whether {@code cfg} asks for LZ4-compressed record batch events ({@code event-compression}; absent: none). */
+  /**
+   * Whether {@code cfg} (a journal plugin's config) asks for LZ4 record batches ({@code event-compression}; absent:
+   * none).
+   *
+   * @throws IllegalArgumentException if the value is neither lz4 nor none
+   */
   static boolean lz4Events(Config cfg) {
     if (!cfg.hasPath("event-compression")) {
       return false;

@@ -468,6 +468,38 @@ public final class RecordBatch implements Iterable<Record> {
     return copy;
   }
 
+  /**
+   * A copy of an uncompressed batch with its records section compressed by {@code compressor}, as Kafka's broker
+   * recompresses a batch for a topic whose {@code compression.type} differs from the producer's: the header keeps every
+   * field (offsets, epochs, timestamps, producer state, record count), the codec bits of the attributes become the
+   * compressor's, the length field the new size, and the CRC32C is recomputed over the compressed bytes. The records
+   * decode to exactly the same records.
+   *
+   * @param batch exactly one uncompressed batch (as {@link #wrap} accepts); not changed
+   * @param compressor the codec; confined to the calling thread
+   * @param minSaving the least number of bytes the copy must save, e.g. an eighth of the batch
+   * @return the compressed copy, or {@code null} if it would not be at least {@code minSaving} bytes smaller (then
+   *     keep {@code batch})
+   * @throws IllegalArgumentException if the batch is compressed already
+   * @throws CorruptRecordException if a frame check of {@link #wrap} fails
+   */
+  public static byte[] withCompressedRecords(byte[] batch, Compression.Compressor compressor, int minSaving) {
+    RecordBatch b = wrap(batch);
+    if (b.isCompressed()) {
+      throw new IllegalArgumentException("the batch is compressed already");
+    }
+    byte[] out = compressor.compress(batch, RECORDS_OFFSET, batch.length - RECORDS_OFFSET, HEADER_SIZE);
+    if (out.length > batch.length - minSaving) {
+      return null;
+    }
+    System.arraycopy(batch, 0, out, 0, HEADER_SIZE);
+    ByteUtils.writeInt(out.length - LOG_OVERHEAD, out, LENGTH_OFFSET);
+    short attributes = (short) ((b.attributes() & ~COMPRESSION_CODEC_MASK) | compressor.type().id);
+    ByteUtils.writeShort(attributes, out, ATTRIBUTES_OFFSET);
+    ByteUtils.writeUnsignedInt(new RecordBatch(out).computeCrc(), out, CRC_OFFSET);
+    return out;
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
   // CRC and records
 

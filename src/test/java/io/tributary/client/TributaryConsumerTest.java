@@ -121,6 +121,70 @@ class TributaryConsumerTest {
     }
   }
 
+  /**
+   * A batch whose offset range ends past its last record (as log compaction leaves them; its lastOffsetDelta says 9,
+   * it holds offsets 0-4): once its records are returned the position is the batch's next offset, as Kafka's
+   * consumer, not the offset after the last record, and reading goes on from there.
+   */
+  @Test
+  void thePositionMovesPastAFetchedBatchsWholeOffsetRange() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("gap", 1);
+    TopicPartition tp = new TopicPartition("gap", 0);
+    byte[] gap = Gw.batch("v", 5, 1000L, CompressionType.LZ4);
+    java.nio.ByteBuffer.wrap(gap).putInt(RecordBatch.LAST_OFFSET_DELTA_OFFSET, 9);
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(gap, RecordBatch.ATTRIBUTES_OFFSET, gap.length - RecordBatch.ATTRIBUTES_OFFSET);
+    java.nio.ByteBuffer.wrap(gap).putInt(RecordBatch.CRC_OFFSET, (int) crc.getValue());
+    s.fake().appendUnchecked("gap", 0, gap);
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest"));
+      consumer.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> first = pollFor(consumer, 5);
+      assertEquals(List.of(0L, 1L, 2L, 3L, 4L), first.stream().map(ConsumerRecord::offset).toList());
+      assertEquals(10L, consumer.position(tp), "past the batch's offset range 0-9");
+
+      s.fake().appendUnchecked("gap", 0, Gw.batch("after-", 3, 1000L));
+      List<ConsumerRecord<String, String>> after = pollFor(consumer, 3);
+      assertEquals(List.of(10L, 11L, 12L), after.stream().map(ConsumerRecord::offset).toList());
+      assertEquals("after-0", after.get(0).value());
+    }
+  }
+
+  /**
+   * One fetch of compressed batches holds many more records than max.poll.records: they come out max.poll.records at
+   * a time, in order, each once, with the position after the last one returned.
+   */
+  @Test
+  void aFetchOfManyCompressedBatchesIsReturnedMaxPollRecordsAtATime() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("many", 1);
+    TopicPartition tp = new TopicPartition("many", 0);
+    for (int b = 0; b < 40; b++) {
+      s.fake().appendUnchecked("many", 0, Gw.batch("v", 250, 1000L + b, CompressionType.LZ4));
+    }
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client,
+          Map.of(ClientConfig.AUTO_OFFSET_RESET, "earliest", ClientConfig.MAX_POLL_RECORDS, 300));
+      consumer.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> got = new ArrayList<>();
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (got.size() < 10_000 && System.nanoTime() < deadline) {
+        List<ConsumerRecord<String, String>> polled = consumer.poll(Duration.ofMillis(200));
+        assertTrue(polled.size() <= 300, "max.poll.records: " + polled.size());
+        got.addAll(polled);
+        if (!polled.isEmpty()) {
+          assertEquals(polled.get(polled.size() - 1).offset() + 1, consumer.position(tp));
+        }
+      }
+      assertEquals(10_000, got.size());
+      for (int i = 0; i < got.size(); i++) {
+        assertEquals(i, got.get(i).offset());
+        assertEquals("v" + (i % 250), got.get(i).value());
+      }
+    }
+  }
+
   @Test
   void readsEveryRecordOnceInOffsetOrderFromTheBeginning() throws Exception {
     Setup s = setup();

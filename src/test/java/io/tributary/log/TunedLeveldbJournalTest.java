@@ -20,6 +20,7 @@ import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.broker.BrokerSettings;
+import io.tributary.record.RecordBatch;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -93,9 +94,14 @@ class TunedLeveldbJournalTest {
   }
 
   private ActorTestKit start(String journalClass) {
+    return start(journalClass, "");
+  }
+
+  /** As {@link #start(String)}, with more config lines (e.g. journal-0's options). */
+  private ActorTestKit start(String journalClass, String extra) {
     return ActorTestKit.create("tuned", ConfigFactory.parseString(
             "tributary.data-dir = \"" + dataDir + "\"\n"
-                + "tributary.persistence.journal-0.class = \"" + journalClass + "\"")
+                + "tributary.persistence.journal-0.class = \"" + journalClass + "\"\n" + extra)
         .withFallback(ConfigFactory.defaultApplication())
         .withFallback(ConfigFactory.defaultReferenceUnresolved()).resolve());
   }
@@ -225,27 +231,75 @@ class TunedLeveldbJournalTest {
   }
 
   @Test
-  void aCompressibleRecordBatchEventIsStoredCompressedAndReadBackByAkkasReplayAndDirectly() throws Exception {
-    byte[] big = batch("x".repeat(4000));
+  void aRecordBatchEventIsStoredAsAkkaSerializesItAndReadBackByAkkasReplayAndDirectly() throws Exception {
+    byte[] plain = batch("x".repeat(4000));
+    byte[] lz4 = RecordBatch.withCompressedRecords(plain,
+        new io.tributary.record.Compression.Compressor(io.tributary.record.CompressionType.LZ4,
+            io.tributary.record.CompressionType.LZ4.defaultLevel()), 0);
     ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
     try {
-      assertEquals(2, write(kit, new PartitionLeader.RecordsAppended(big), "a small event"));
+      assertEquals(3, write(kit, new PartitionLeader.RecordsAppended(plain), "a small event",
+          new PartitionLeader.RecordsAppended(lz4)));
       TunedLeveldbJournal store = JournalStores.get(Adapter.toClassic(kit.system())).store(PLUGIN);
-      assertEquals(List.of("1:" + "x".repeat(4000)), readDirect(store, 1, 2, 100));
+      assertEquals(List.of("1:" + "x".repeat(4000), "3:" + "x".repeat(4000)), readDirect(store, 1, 3, 100));
+      List<byte[]> stored = new ArrayList<>();
+      store.readRecordBatches(PID, 1, 3, (seqNr, b) -> stored.add(b));
+      assertArrayEquals(plain, stored.get(0), "the batch's bytes as appended");
+      assertArrayEquals(lz4, stored.get(1), "the batch's bytes as appended");
     } finally {
       kit.shutdownTestKit();
     }
     List<byte[]> values = valuesOfWriter();
-    assertEquals(TunedLeveldbJournal.COMPRESSED_EVENT, values.get(0)[0], "the batch event is stored compressed");
-    assertTrue(values.get(0).length < 1000, "4 KB of one letter shrink: " + values.get(0).length + " bytes");
-    assertTrue(values.get(1)[0] != TunedLeveldbJournal.COMPRESSED_EVENT, "a small event is stored as Akka stores it");
+    assertTrue(values.get(0).length > 4000, "the journal does not compress: " + values.get(0).length + " bytes");
+    assertTrue(values.get(2).length < 1000, "an lz4 batch stays small: " + values.get(2).length + " bytes");
+    for (byte[] v : values) {
+      assertTrue(v[0] != TunedLeveldbJournal.COMPRESSED_EVENT, "every event is Akka's protobuf (no event-level LZ4)");
+    }
 
-    // a restarted writer replays both events through Akka's recovery (persistentFromBytes): a failed replay
+    // a restarted writer replays the three events through Akka's recovery (persistentFromBytes): a failed replay
     // would stop it before it answers
     ActorTestKit again = start(TunedLeveldbJournal.class.getName());
     try {
-      assertEquals(2, write(again), "recovered both events");
-      assertEquals(3, write(again, "c"), "and goes on");
+      assertEquals(3, write(again), "recovered the three events");
+      assertEquals(4, write(again, "c"), "and goes on");
+    } finally {
+      again.shutdownTestKit();
+    }
+  }
+
+  @Test
+  void eventsStoredInTheEarlierEventLevelLz4FormAreStillReadByAkkasReplayAndDirectly() throws Exception {
+    byte[] big = batch("y".repeat(4000));
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName(), "tributary.persistence.journal-0.event-compression = none");
+    try {
+      assertEquals(1, write(kit, new PartitionLeader.RecordsAppended(big)));
+    } finally {
+      kit.shutdownTestKit();
+    }
+    // rewrite the event as the journal stored it before record batches were compressed themselves
+    File dir = dataDir.resolve("journal-0").toFile();
+    Entry event = entriesOfWriter().stream().filter(e -> e.seqNr() == 1).findFirst().orElseThrow();
+    byte[] oldForm = TunedLeveldbJournal.compress(event.value());
+    assertEquals(TunedLeveldbJournal.COMPRESSED_EVENT, oldForm[0]);
+    try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
+      for (it.seekToFirst(); it.hasNext(); ) {
+        Map.Entry<byte[], byte[]> e = it.next();
+        if (java.util.Arrays.equals(e.getValue(), event.value())) {
+          db.put(e.getKey(), oldForm);
+        }
+      }
+    }
+    assertArrayEquals(oldForm, valuesOfWriter().get(0));
+
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(1, write(again), "Akka's recovery replays it");
+      TunedLeveldbJournal store = JournalStores.get(Adapter.toClassic(again.system())).store(PLUGIN);
+      List<byte[]> read = new ArrayList<>();
+      store.readRecordBatches(PID, 1, 1, (seqNr, b) -> read.add(b));
+      assertEquals(1, read.size());
+      assertArrayEquals(big, read.get(0), "the batch as it was appended");
+      assertEquals(2, write(again, "z"), "and goes on");
     } finally {
       again.shutdownTestKit();
     }

@@ -353,6 +353,70 @@ class RecordBatchTest {
         b.records().stream().map(r -> new String(r.value())).toList());
   }
 
+  /**
+   * The broker's recompression of an uncompressed batch (journal {@code event-compression = lz4}): every header field
+   * but length, codec bits and CRC is kept, the records decode the same (headers, null key, timestamps, offsets after
+   * the leader set the base offset), the original is not changed.
+   */
+  @Test
+  void withCompressedRecordsKeepsTheHeaderAndTheRecordsAndRecomputesTheCrc() {
+    RecordBatchBuilder builder = new RecordBatchBuilder(0L, 42L, (short) 3, 17, -1);
+    for (int i = 0; i < 200; i++) {
+      Header[] headers = i % 2 == 0 ? new Header[] {new Header("h", bytes("v" + i))} : null;
+      builder.append(1000L + i, i % 3 == 0 ? null : bytes("k" + i), bytes("value-" + i + "-" + "x".repeat(50)), headers);
+    }
+    byte[] original = builder.build();
+    RecordBatch.wrap(original).setBaseOffset(5000L);
+    RecordBatch.wrap(original).setPartitionLeaderEpoch(7);
+    byte[] before = original.clone();
+    Compression.Compressor lz4 = new Compression.Compressor(CompressionType.LZ4, CompressionType.LZ4.defaultLevel());
+
+    byte[] copy = RecordBatch.withCompressedRecords(original, lz4, original.length / 8);
+
+    assertArrayEquals(before, original, "the original is not changed");
+    RecordBatch b = RecordBatch.validate(copy);
+    RecordBatch o = RecordBatch.wrap(original);
+    assertEquals(RecordBatch.COMPRESSION_LZ4, b.compressionType());
+    assertTrue(copy.length < original.length / 4, copy.length + " of " + original.length + " bytes");
+    assertEquals(copy.length - RecordBatch.LOG_OVERHEAD, ByteBuffer.wrap(copy).getInt(RecordBatch.LENGTH_OFFSET));
+    assertEquals(o.baseOffset(), b.baseOffset());
+    assertEquals(7, b.partitionLeaderEpoch());
+    assertEquals(o.lastOffset(), b.lastOffset());
+    assertEquals(o.baseTimestamp(), b.baseTimestamp());
+    assertEquals(o.maxTimestamp(), b.maxTimestamp());
+    assertEquals(o.producerId(), b.producerId());
+    assertEquals(o.producerEpoch(), b.producerEpoch());
+    assertEquals(o.baseSequence(), b.baseSequence());
+    assertEquals(o.recordCount(), b.recordCount());
+    assertEquals(o.attributes() & ~RecordBatch.COMPRESSION_CODEC_MASK, b.attributes() & ~RecordBatch.COMPRESSION_CODEC_MASK);
+    List<Record> expected = o.records();
+    List<Record> actual = b.records();
+    assertEquals(expected.size(), actual.size());
+    for (int i = 0; i < expected.size(); i++) {
+      assertEquals(expected.get(i).offset(), actual.get(i).offset());
+      assertEquals(expected.get(i).timestamp(), actual.get(i).timestamp());
+      assertArrayEquals(expected.get(i).key(), actual.get(i).key());
+      assertArrayEquals(expected.get(i).value(), actual.get(i).value());
+      assertEquals(expected.get(i).headers().size(), actual.get(i).headers().size());
+    }
+  }
+
+  @Test
+  void withCompressedRecordsKeepsABatchThatDoesNotShrinkEnoughAndRefusesACompressedOne() {
+    Compression.Compressor lz4 = new Compression.Compressor(CompressionType.LZ4, CompressionType.LZ4.defaultLevel());
+    byte[] noise = new byte[2000];
+    new Random(11).nextBytes(noise);
+    RecordBatchBuilder random = new RecordBatchBuilder();
+    random.append(1000L, null, noise, null);
+    byte[] incompressible = random.build();
+    assertEquals(null, RecordBatch.withCompressedRecords(incompressible, lz4, incompressible.length / 8));
+
+    RecordBatchBuilder text = new RecordBatchBuilder();
+    text.append(1000L, null, bytes("a".repeat(2000)), null);
+    byte[] compressed = text.build(lz4);
+    assertThrows(IllegalArgumentException.class, () -> RecordBatch.withCompressedRecords(compressed, lz4, 0));
+  }
+
   // -------------------------------------------------------------------------------------------------------------
   // Corruption
 
