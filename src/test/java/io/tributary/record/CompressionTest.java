@@ -45,6 +45,44 @@ class CompressionTest {
     return new Compression.Compressor(type, type.defaultLevel());
   }
 
+  /**
+   * The LZ4 frames the compressor writes are byte for byte lz4-java's {@code LZ4FrameOutputStream}'s with 64 KiB
+   * independent blocks and no checksums (the format Tributary wrote before framing blocks itself): empty input, a
+   * part of a block, exactly one block, one byte more, several blocks mixing compressible and incompressible ones
+   * (stored plain), at the default and a high level.
+   */
+  @Test
+  void lz4FramesAreThoseOfLz4JavasFrameOutputStream() throws IOException {
+    Random random = new Random(5);
+    byte[] noise = new byte[70_000];
+    random.nextBytes(noise);
+    byte[] text = "tributary record batch ".repeat(9000).getBytes(StandardCharsets.UTF_8);
+    byte[] mixed = new byte[300_000];
+    for (int i = 0; i < mixed.length; i += 50_000) {
+      byte[] part = (i / 50_000) % 2 == 0 ? noise : text;
+      System.arraycopy(part, 0, mixed, i, Math.min(50_000, mixed.length - i));
+    }
+    for (int level : new int[] {CompressionType.LZ4.defaultLevel(), 12}) {
+      Compression.Compressor ours = new Compression.Compressor(CompressionType.LZ4, level);
+      net.jpountz.lz4.LZ4Factory f = net.jpountz.lz4.LZ4Factory.fastestInstance();
+      net.jpountz.lz4.LZ4Compressor theirs = level == CompressionType.LZ4.defaultLevel()
+          ? f.fastCompressor() : f.highCompressor(level);
+      for (int n : new int[] {0, 1, 1000, 65_536, 65_537, 140_000, 300_000}) {
+        byte[] in = Arrays.copyOf(n <= 65_537 ? text : mixed, n);
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        try (net.jpountz.lz4.LZ4FrameOutputStream s = new net.jpountz.lz4.LZ4FrameOutputStream(expected,
+            net.jpountz.lz4.LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB, -1L, theirs,
+            net.jpountz.xxhash.XXHashFactory.fastestInstance().hash32(),
+            net.jpountz.lz4.LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE)) {
+          s.write(in);
+        }
+        byte[] got = ours.compress(in, 0, in.length, 3);
+        assertArrayEquals(expected.toByteArray(), Arrays.copyOfRange(got, 3, got.length), n + " bytes, level " + level);
+        assertArrayEquals(in, new LZ4FrameInputStream(new ByteArrayInputStream(got, 3, got.length - 3)).readAllBytes());
+      }
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = CompressionType.class, names = {"GZIP", "LZ4", "ZSTD"})
   void compressedBatchRoundTripsEveryRecordAndHeaderField(CompressionType type) {
