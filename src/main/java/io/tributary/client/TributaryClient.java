@@ -579,14 +579,77 @@ public final class TributaryClient implements AutoCloseable {
    */
   static final long EARLIER_NODE_GRACE_MS = 1_000;
 
+  /** How long one round of {@link #findGateway} waits for an answer before it checks that anything still listens. */
+  static final int CONNECT_ATTEMPT_MS = 3_000;
+
   /**
    * Asks every node's gateway at once with Akka's built-in {@link akka.actor.Identify} (answered by the gateway actor
    * itself, so a node whose controller is moving still counts as reachable); the first in list order that exists
    * wins once every node before it has failed, or {@link #EARLIER_NODE_GRACE_MS} after a later one answered (a dead
    * first address costs a second, not the whole request timeout). Returns its index.
+   *
+   * <p>It asks in rounds of at most {@link #CONNECT_ATTEMPT_MS} until {@code timeoutMs}: after a round without an
+   * answer it checks with a plain TCP connect that something still listens at one of the addresses. If nothing does
+   * (the broker stopped or was killed while the client connected) it fails at once, saying so, instead of waiting out
+   * the request timeout; otherwise it asks again (a broker that restarts meanwhile is found, as Kafka's client keeps
+   * retrying its bootstrap servers).
+   *
+   * @throws TributaryException ({@link ErrorCode#NETWORK_EXCEPTION}) when no gateway answered, with why
    */
   private static int findGateway(
       ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    while (true) {
+      long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+      int attemptMs = (int) Math.min(remainingMs, CONNECT_ATTEMPT_MS);
+      Throwable failure;
+      try {
+        return identifyFirst(system, gateways, attemptMs);
+      } catch (ExecutionException | TimeoutException e) {
+        failure = e;
+      }
+      boolean timedOut = failure instanceof TimeoutException || isAskTimeout(failure.getCause());
+      String where = addresses.stream().map(BrokerAddress::hostPort).collect(Collectors.joining(", "));
+      if (timedOut && !anythingListens(addresses, CONNECT_ATTEMPT_MS)) {
+        throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at " + where
+            + ": nothing accepts connections there any more (it stopped while the client connected); is the broker"
+            + " running?");
+      }
+      if (timedOut && System.nanoTime() - deadline < 0) {
+        continue; // something listens: ask again
+      }
+      // connect() got here only after an address accepted a TCP connection: with one address, that one did
+      String why = addresses.size() == 1
+          ? ": something accepts connections there, but it is not a Tributary broker, or not a ready one"
+          : " (nothing listening, or not a Tributary broker)";
+      // a peer that closes the connection (e.g. an HTTP server) fails the handshake before the timeout
+      String when = timedOut ? " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs + " ms" : "";
+      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at " + where + when + why);
+    }
+  }
+
+  /** Whether a plain TCP connect to one of {@code addresses} succeeds. */
+  private static boolean anythingListens(List<BrokerAddress> addresses, int timeoutMs) {
+    for (BrokerAddress a : addresses) {
+      try (java.net.Socket socket = new java.net.Socket()) {
+        socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, timeoutMs));
+        return true;
+      } catch (IOException e) {
+        // not this one
+      }
+    }
+    return false;
+  }
+
+  /**
+   * One round of {@link #findGateway}: the index of the first gateway (in list order) that answers Identify within
+   * {@code timeoutMs}.
+   *
+   * @throws ExecutionException if every gateway failed (the cause: the last failure, e.g. an ask timeout)
+   * @throws TimeoutException if the round did not end in time
+   */
+  private static int identifyFirst(ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, int timeoutMs)
+      throws ExecutionException, TimeoutException {
     CompletableFuture<Integer> first = new CompletableFuture<>();
     AtomicInteger failures = new AtomicInteger();
     // 0 = no answer yet, 1 = its gateway exists, -1 = failed: the first live node in list order wins
@@ -627,9 +690,9 @@ public final class TributaryClient implements AutoCloseable {
                 }
               }, system.executionContext());
             }
-            if (!found && failures.incrementAndGet() == addresses.size()) {
+            if (!found && failures.incrementAndGet() == gateways.size()) {
               first.completeExceptionally(failure != null ? failure
-                  : new IllegalStateException("no Tributary gateway at " + addresses.get(index).hostPort()));
+                  : new IllegalStateException("no Tributary gateway at " + gateways.get(index).path()));
             }
           });
     }
@@ -638,17 +701,6 @@ public final class TributaryClient implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted while connecting", e);
-    } catch (ExecutionException | TimeoutException e) {
-      String where = addresses.stream().map(BrokerAddress::hostPort).collect(Collectors.joining(", "));
-      // connect() got here only after an address accepted a TCP connection: with one address, that one did
-      String why = addresses.size() == 1
-          ? ": something accepts connections there, but it is not a Tributary broker, or not a ready one"
-          : " (nothing listening, or not a Tributary broker)";
-      // a peer that closes the connection (e.g. an HTTP server) fails the handshake before the timeout
-      String when = e instanceof TimeoutException || isAskTimeout(e.getCause())
-          ? " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs + " ms"
-          : "";
-      throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at " + where + when + why);
     }
   }
 

@@ -48,6 +48,43 @@ class TributaryClientTest {
     }
   }
 
+  /**
+   * A broker killed while the client connects: its port accepted the client's TCP probe and Artery's connection,
+   * then nothing listens any more. The client says so after one round of asking (not after request.timeout.ms, here a
+   * minute, and not that something not a broker listens there).
+   */
+  @Test
+  void aBrokerThatStopsWhileTheClientConnectsIsReportedAsGone() throws Exception {
+    ServerSocket dying = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    int port = dying.getLocalPort();
+    java.util.List<java.net.Socket> accepted = new java.util.ArrayList<>();
+    Thread acceptor = new Thread(() -> {
+      try (dying) {
+        accepted.add(dying.accept()); // the client's TCP probe
+        accepted.add(dying.accept()); // Artery's connection: the "broker" dies now, without answering
+        for (java.net.Socket s : accepted) {
+          s.close();
+        }
+      } catch (IOException e) {
+        // closed: the test is over
+      }
+    }, "dying-acceptor");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    try {
+      TributaryException e =
+          assertThrows(
+              TributaryException.class,
+              () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "60000")));
+      assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + ": nothing accepts"
+          + " connections there any more (it stopped while the client connected); is the broker running?",
+          e.getMessage());
+    } finally {
+      dying.close();
+    }
+  }
+
   @Test
   void connectToAPeerThatClosesEveryConnectionSaysSoWithoutBlamingATimeout() throws Exception {
     // as an HTTP server or any other service does with Artery's handshake: accept, then close
