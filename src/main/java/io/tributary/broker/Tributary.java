@@ -92,7 +92,8 @@ public final class Tributary implements Extension {
     addControlledShutdown(system, replication);
     this.groupCoordinator = GroupCoordinator.init(system, settings, GroupSettings.create(system.settings().config()),
         partitions, controller);
-    this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator), Gateway.NAME,
+    this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator,
+            replication.metadataWriteTimeout().multipliedBy(2)), Gateway.NAME,
         Props.empty());
   }
 

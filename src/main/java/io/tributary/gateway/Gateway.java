@@ -1,5 +1,6 @@
 package io.tributary.gateway;
 
+
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.Behaviors;
@@ -19,6 +20,7 @@ import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.TopicNames;
+import java.time.Duration;
 
 /**
  * The entry point of every node for clients, at the well-known path {@value #PATH}: a client JVM (not a cluster
@@ -30,6 +32,12 @@ import io.tributary.protocol.TopicNames;
  * requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator} singleton. A
  * request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
  *
+ * <p>Admin requests go through a short-lived child that answers the client itself: with the controller's answer, or
+ * with REQUEST_TIMED_OUT (retriable; the admin client retries) when the controller has not answered within the
+ * gateway's controller timeout (twice {@code metadata.write.timeout.ms}, 10 s by default). A request sent while the
+ * controller singleton moves off a node that just died is lost on the way; without this the client would wait its
+ * whole {@code request.timeout.ms} (30 s) before retrying.
+ *
  * <p>Stateless; one per node.
  */
 public final class Gateway {
@@ -40,12 +48,27 @@ public final class Gateway {
 
   private Gateway() {}
 
+  /** Default of how long an admin request waits for the controller (twice the default metadata write timeout). */
+  public static final Duration DEFAULT_CONTROLLER_TIMEOUT = Duration.ofSeconds(10);
+
   /** The gateway behavior, routing to {@code partitions} and {@code controller}. */
   public static Behavior<ClientRequest> create(
       ActorRef<PartitionLeader.Command> partitions,
       ActorRef<Controller.Command> controller,
       ActorRef<GroupCoordinator.Command> groups) {
-    return Behaviors.receive(ClientRequest.class)
+    return create(partitions, controller, groups, DEFAULT_CONTROLLER_TIMEOUT);
+  }
+
+  /**
+   * The gateway behavior, routing to {@code partitions} and {@code controller}; an admin request the controller does
+   * not answer within {@code controllerTimeout} is answered REQUEST_TIMED_OUT.
+   */
+  public static Behavior<ClientRequest> create(
+      ActorRef<PartitionLeader.Command> partitions,
+      ActorRef<Controller.Command> controller,
+      ActorRef<GroupCoordinator.Command> groups,
+      Duration controllerTimeout) {
+    return Behaviors.setup(ctx -> Behaviors.receive(ClientRequest.class)
         .onMessage(ProduceRequest.class, r -> {
           String error = check(r.version(), r.topic(), r.partition());
           if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
@@ -90,26 +113,43 @@ public final class Gateway {
           if (!ProtocolVersions.isSupported(r.version())) {
             replyAdmin(r, AdminResponse.failed(ErrorCode.UNSUPPORTED_VERSION, unsupported(r.version())));
           } else {
-            controller.tell(new Controller.Admin(r));
+            ctx.spawnAnonymous(forwardAdmin(controller, r, controllerTimeout));
           }
           return Behaviors.same();
         })
-        .build();
+        .build());
+  }
+
+  private enum ControllerTimeout {
+    INSTANCE
+  }
+
+  /**
+   * A child that sends {@code r} to the controller answered to itself, passes the answer on to the client, or answers
+   * REQUEST_TIMED_OUT after {@code timeout}; then stops.
+   */
+  private static Behavior<Object> forwardAdmin(
+      ActorRef<Controller.Command> controller, AdminRequest r, Duration timeout) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+      timers.startSingleTimer(ControllerTimeout.INSTANCE, timeout);
+      controller.tell(new Controller.Admin(r.withReplyTo(ctx.getSelf().narrow())));
+      return Behaviors.receive(Object.class)
+          .onMessage(AdminResponse.class, response -> {
+            replyAdmin(r, response);
+            return Behaviors.stopped();
+          })
+          .onMessage(ControllerTimeout.class, t -> {
+            replyAdmin(r, AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
+                + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"));
+            return Behaviors.stopped();
+          })
+          .build();
+    }));
   }
 
   private static void replyAdmin(AdminRequest r, AdminResponse response) {
-    ActorRef<AdminResponse> replyTo = null;
-    if (r instanceof AdminRequest.CreateTopic c) {
-      replyTo = c.replyTo();
-    } else if (r instanceof AdminRequest.DeleteTopic d) {
-      replyTo = d.replyTo();
-    } else if (r instanceof AdminRequest.ListTopics l) {
-      replyTo = l.replyTo();
-    } else if (r instanceof AdminRequest.DescribeTopics d) {
-      replyTo = d.replyTo();
-    }
-    if (replyTo != null) {
-      replyTo.tell(response);
+    if (r.replyTo() != null) {
+      r.replyTo().tell(response);
     }
   }
 

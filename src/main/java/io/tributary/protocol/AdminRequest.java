@@ -21,6 +21,12 @@ import java.util.Map;
 })
 public interface AdminRequest extends ClientRequest, CborSerializable {
 
+  /** Where the {@link AdminResponse} goes. */
+  ActorRef<AdminResponse> replyTo();
+
+  /** The same request answered to {@code replyTo} (the gateway forwards requests to the controller this way). */
+  AdminRequest withReplyTo(ActorRef<AdminResponse> replyTo);
+
   /**
    * Creates a topic, as Kafka's CreateTopics. Errors: INVALID_TOPIC_EXCEPTION (name rules), INVALID_PARTITIONS (≤ 0),
    * INVALID_REPLICATION_FACTOR, INVALID_CONFIG (unknown key or bad value), TOPIC_ALREADY_EXISTS.
@@ -39,6 +45,11 @@ public interface AdminRequest extends ClientRequest, CborSerializable {
       implements AdminRequest {
     @JsonCreator
     public CreateTopic {}
+
+    @Override
+    public CreateTopic withReplyTo(ActorRef<AdminResponse> to) {
+      return new CreateTopic(version, name, partitions, replicationFactor, configs, to);
+    }
   }
 
   /** Deletes a topic and all its records. Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION. */
@@ -49,6 +60,11 @@ public interface AdminRequest extends ClientRequest, CborSerializable {
       implements AdminRequest {
     @JsonCreator
     public DeleteTopic {}
+
+    @Override
+    public DeleteTopic withReplyTo(ActorRef<AdminResponse> to) {
+      return new DeleteTopic(version, name, to);
+    }
   }
 
   /** Lists topic names; internal topics (leading {@code __}) only if asked. */
@@ -59,6 +75,11 @@ public interface AdminRequest extends ClientRequest, CborSerializable {
       implements AdminRequest {
     @JsonCreator
     public ListTopics {}
+
+    @Override
+    public ListTopics withReplyTo(ActorRef<AdminResponse> to) {
+      return new ListTopics(version, includeInternal, to);
+    }
   }
 
   /**
@@ -72,5 +93,10 @@ public interface AdminRequest extends ClientRequest, CborSerializable {
       implements AdminRequest {
     @JsonCreator
     public DescribeTopics {}
+
+    @Override
+    public DescribeTopics withReplyTo(ActorRef<AdminResponse> to) {
+      return new DescribeTopics(version, names, to);
+    }
   }
 }

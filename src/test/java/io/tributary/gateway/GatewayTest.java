@@ -1,0 +1,77 @@
+package io.tributary.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import akka.actor.typed.ActorRef;
+import io.tributary.cluster.Controller;
+import io.tributary.group.GroupCoordinator;
+import io.tributary.log.PartitionLeader;
+import io.tributary.protocol.AdminRequest;
+import io.tributary.protocol.AdminResponse;
+import io.tributary.protocol.ClientRequest;
+import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.ProtocolVersions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The gateway's admin path: the controller's answer passed on, or REQUEST_TIMED_OUT when it does not answer. */
+class GatewayTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+
+  @AfterAll
+  static void shutdown() {
+    testKit.shutdownTestKit();
+  }
+
+  private record Setup(ActorRef<ClientRequest> gateway, TestProbe<Controller.Command> controller) {}
+
+  private static Setup setup(Duration controllerTimeout) {
+    TestProbe<Controller.Command> controller = testKit.createTestProbe();
+    TestProbe<PartitionLeader.Command> partitions = testKit.createTestProbe();
+    TestProbe<GroupCoordinator.Command> groups = testKit.createTestProbe();
+    ActorRef<ClientRequest> gateway = testKit.spawn(
+        Gateway.create(partitions.getRef(), controller.getRef(), groups.getRef(), controllerTimeout));
+    return new Setup(gateway, controller);
+  }
+
+  @Test
+  void anAdminRequestIsAnsweredWithTheControllersAnswer() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<AdminResponse> client = testKit.createTestProbe();
+    s.gateway().tell(new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "t", 3, (short) 1, Map.of("retention.ms",
+        "1000"), client.getRef()));
+    Controller.Admin forwarded = s.controller().expectMessageClass(Controller.Admin.class);
+    AdminRequest.CreateTopic create = (AdminRequest.CreateTopic) forwarded.request();
+    assertEquals("t", create.name());
+    assertEquals(3, create.partitions());
+    assertEquals(Map.of("retention.ms", "1000"), create.configs());
+    assertTrue(!create.replyTo().equals(client.getRef()), "answered to the gateway's child, which passes it on");
+    AdminResponse answer = AdminResponse.failed(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.");
+    create.replyTo().tell(answer);
+    assertEquals(answer, client.receiveMessage());
+  }
+
+  /**
+   * A controller that does not answer (the request was lost while the singleton moved): the client gets a retriable
+   * REQUEST_TIMED_OUT after the gateway's controller timeout, not silence until its own request timeout.
+   */
+  @Test
+  void anAdminRequestTheControllerDoesNotAnswerIsAnsweredRequestTimedOut() {
+    Setup s = setup(Duration.ofMillis(200));
+    TestProbe<AdminResponse> client = testKit.createTestProbe();
+    s.gateway().tell(new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, List.of(), client.getRef()));
+    s.controller().expectMessageClass(Controller.Admin.class); // and never answered
+    AdminResponse r = client.receiveMessage(Duration.ofSeconds(10));
+    assertEquals(ErrorCode.REQUEST_TIMED_OUT, r.error());
+    assertTrue(r.error().retriable(), "the admin client retries it");
+    assertEquals("The controller did not answer within 200 ms (it may be moving to another node after a node"
+        + " failure); retry", r.errorMessage());
+  }
+}
