@@ -89,8 +89,9 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
     String compression = o.getOrDefault(COMPRESSION_TYPE, "producer");
     if (!compression.trim().equalsIgnoreCase("producer")) {
       throw new InvalidConfigException(
-          COMPRESSION_TYPE + "=" + compression + " is not supported yet (only producer: batches are stored as the "
-              + "producer compressed them)");
+          COMPRESSION_TYPE + "=" + compression + " is not supported yet (only producer: compressed batches are stored"
+              + " as the producer compressed them, uncompressed ones LZ4-compressed when the broker's journal has"
+              + " event-compression = lz4, the default)");
     }
     return new TopicConfig(retentionMs, retentionBytes, (int) maxMessage, Map.copyOf(o));
   }

@@ -195,6 +195,18 @@ final class GatewayFailover {
     private void switched(int newGeneration) {
       lastAnswerNanos = System.nanoTime();
       generation.set(newGeneration);
+      lostGateway = null;
+    }
+
+    /** Why the client has no gateway right now (it gave the last one up and looks for another), or null. */
+    private volatile String lostGateway;
+
+    /**
+     * While the client looks for a gateway after giving one up: why, e.g. "the Tributary gateway akka://... is gone
+     * (its node stopped or was killed) and no node of the bootstrap list has answered since"; null while it has one.
+     */
+    String lostGateway() {
+      return lostGateway;
     }
   }
 
@@ -354,6 +366,8 @@ final class GatewayFailover {
 
   /** The current gateway is given up: its requests in flight fail at once (retriable), and the probing starts. */
   private void giveUpCurrent(String why) {
+    health.lostGateway = "the Tributary gateway " + current.path() + " is " + ("gone".equals(why)
+        ? "gone (its node stopped or was killed)" : why) + " and no node of the bootstrap list has answered since";
     int failed = health.failInFlight(generation, "Tributary gateway " + current.path() + " " + why
         + "; retry through another node");
     if (failed > 0) {

@@ -213,8 +213,22 @@ final class TributaryAdmin implements Admin {
           failure.isRetriable()
               && (retryUnknownTopic || failure.errorCode() != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       long pause = Math.min(settings.retryBackoffMs(), deadline - Metadata.nowMs());
-      if (!retriable || pause < 0 || Metadata.nowMs() >= deadline) {
+      if (!retriable) {
         throw failure;
+      }
+      if (pause < 0 || Metadata.nowMs() >= deadline) {
+        // retried until default.api.timeout.ms: say so (the last attempt's own timeout was cut to what was left)
+        String lost = client.lostGateway();
+        String prefix = failure.errorCode().name() + ": " + what + ": ";
+        String last = failure.getMessage().startsWith(prefix)
+            ? failure.getMessage().substring(prefix.length()) : failure.getMessage();
+        if (attemptTimeout < settings.requestTimeoutMs()) { // not the configured request.timeout.ms: say what it was
+          last = last.replace(ClientConfig.REQUEST_TIMEOUT_MS + "=" + attemptTimeout + " ms",
+              attemptTimeout + " ms (the rest of " + ClientConfig.DEFAULT_API_TIMEOUT_MS + ")");
+        }
+        throw new TributaryException(failure.errorCode(), what + ": no success within "
+            + ClientConfig.DEFAULT_API_TIMEOUT_MS + "=" + settings.defaultApiTimeoutMs() + " ms"
+            + (lost != null ? ": " + lost : "") + "; last error: " + last, failure);
       }
       Metadata.sleep(pause);
     }

@@ -495,6 +495,14 @@ public final class TributaryClient implements AutoCloseable {
     return new TributaryException(ErrorCode.NETWORK_EXCEPTION, what + ": " + t, t);
   }
 
+  /**
+   * Why this client has no gateway right now (it gave the last one up, e.g. its node was killed, and none of the
+   * bootstrap list has answered since), for error messages; null while it has one, and for an embedded client.
+   */
+  String lostGateway() {
+    return health == null ? null : health.lostGateway();
+  }
+
   /** Waits for a stage up to {@code timeoutMs} (plus a small grace), mapping failures with {@link #toException}. */
   static <R> R await(CompletionStage<R> stage, String what, long timeoutMs) {
     try {

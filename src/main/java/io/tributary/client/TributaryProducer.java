@@ -132,9 +132,9 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     if ((long) size + RecordBatch.HEADER_SIZE > settings.maxRequestSize()) {
       return failed(
           ErrorCode.MESSAGE_TOO_LARGE,
-          "The record is " + size + " bytes when serialized (plus a " + RecordBatch.HEADER_SIZE
-              + "-byte batch header), which is larger than " + ClientConfig.MAX_REQUEST_SIZE + "="
-              + settings.maxRequestSize());
+          "The record is " + size + " bytes when serialized, " + (size + RecordBatch.HEADER_SIZE) + " with the "
+              + RecordBatch.HEADER_SIZE + "-byte batch header, which is larger than " + ClientConfig.MAX_REQUEST_SIZE
+              + "=" + settings.maxRequestSize());
     }
     if (size > settings.bufferMemory()) {
       return failed(

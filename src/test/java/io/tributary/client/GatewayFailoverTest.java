@@ -1,6 +1,7 @@
 package io.tributary.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
@@ -73,6 +74,29 @@ class GatewayFailoverTest {
 
   private static RecordMetadata send(Producer<String, String> producer, String topic, String value) throws Exception {
     return producer.send(new ProducerRecord<>(topic, 0, null, value)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Every gateway gone (a one-node cluster whose node was killed): an admin call gives up after
+   * default.api.timeout.ms and says that the gateway is gone, not only that a request timed out.
+   */
+  @Test
+  void whenEveryGatewayIsGoneAnAdminCallSaysSoWhenItGivesUp() {
+    Nodes n = nodes("lost");
+    try (TributaryClient client = client(n, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 300,
+            ClientConfig.DEFAULT_API_TIMEOUT_MS, 1500, ClientConfig.RETRY_BACKOFF_MS, 50));
+        Admin admin = client.admin()) {
+      assertTrue(admin.listTopics().contains("lost"));
+      assertEquals(null, client.lostGateway(), "it has a gateway");
+      testKit.stop(n.a().ref);
+      testKit.stop(n.b().ref);
+      TributaryException e = assertThrows(TributaryException.class, admin::listTopics);
+      assertTrue(e.isRetriable(), e.getMessage());
+      assertTrue(e.getMessage().contains(": no success within default.api.timeout.ms=1500 ms: the Tributary gateway "),
+          e.getMessage());
+      assertTrue(e.getMessage().contains(" and no node of the bootstrap list has answered since; last error: "),
+          e.getMessage());
+    }
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.tributary.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.typed.ActorRef;
@@ -81,7 +82,10 @@ class TributaryAdminTest {
       for (int i = 0; i < 1000; i++) {
         fake.adminFaults.add(ErrorCode.REQUEST_TIMED_OUT);
       }
-      assertCode(ErrorCode.REQUEST_TIMED_OUT, admin::listTopics);
+      TributaryException e = assertThrows(TributaryException.class, admin::listTopics);
+      assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode(), e.getMessage());
+      assertTrue(e.getMessage().startsWith("REQUEST_TIMED_OUT: list topics: no success within"
+          + " default.api.timeout.ms=200 ms; last error: "), e.getMessage());
     }
   }
 
