@@ -755,9 +755,18 @@ public final class Controller {
         : new PartitionsDone(t.name(), t.topicId(), true, ErrorCode.NONE, null));
   }
 
+  /**
+   * How long one status ask of {@link #awaitLeader} waits: short, so that a partition whose first leader's node died
+   * right after the creation is found at its next leader within a second of the election, not after a whole ask
+   * timeout (a create right after a node's SIGKILL took 11.8 s).
+   */
+  private static final Duration LEADER_STATUS_ATTEMPT = Duration.ofSeconds(1);
+
   private CompletionStage<ErrorCode> awaitLeader(String topic, int p, long deadlineNanos) {
+    Duration attempt = settings.askTimeout().compareTo(LEADER_STATUS_ATTEMPT) < 0
+        ? settings.askTimeout() : LEADER_STATUS_ATTEMPT;
     return AskPattern.<PartitionLeader.Command, PartitionLeader.PartitionStatus>ask(partitions,
-            replyTo -> new PartitionLeader.GetStatus(topic, p, replyTo), settings.askTimeout(), system.scheduler())
+            replyTo -> new PartitionLeader.GetStatus(topic, p, replyTo), attempt, system.scheduler())
         .handle((status, ex) -> ex == null && status.error() == ErrorCode.NONE)
         .thenCompose(ok -> {
           // runs on a future's thread: only immutable values are used, never the actor context
