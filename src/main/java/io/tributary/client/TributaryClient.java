@@ -190,14 +190,14 @@ public final class TributaryClient implements AutoCloseable {
     List<String> refused = new ArrayList<>();
     boolean allUnresolved = true;
     for (BrokerAddress a : addresses) {
-      try (java.net.Socket socket = new java.net.Socket()) {
-        socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, Math.min(timeoutMs, 5000)));
+      IOException failure = tcpConnect(a, Math.min(timeoutMs, 5000));
+      if (failure == null) {
         return; // something listens: let the Artery handshake decide
-      } catch (java.net.UnknownHostException e) {
+      } else if (failure instanceof java.net.UnknownHostException) {
         refused.add(a.hostPort() + " (unknown host)");
-      } catch (IOException e) {
+      } else {
         allUnresolved = false;
-        refused.add(a.hostPort() + " (" + e.getMessage() + ")");
+        refused.add(a.hostPort() + " (" + failure.getMessage() + ")");
       }
     }
     throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at "
@@ -638,15 +638,20 @@ public final class TributaryClient implements AutoCloseable {
 
   /** Whether a plain TCP connect to one of {@code addresses} succeeds. */
   private static boolean anythingListens(List<BrokerAddress> addresses, int timeoutMs) {
-    for (BrokerAddress a : addresses) {
-      try (java.net.Socket socket = new java.net.Socket()) {
-        socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, timeoutMs));
-        return true;
-      } catch (IOException e) {
-        // not this one
-      }
+    return addresses.stream().anyMatch(a -> tcpConnect(a, timeoutMs) == null);
+  }
+
+  /**
+   * Opens and closes a plain TCP connection to {@code a} within {@code timeoutMs}: {@code null} when something
+   * accepted it, else why not ({@link java.net.UnknownHostException} for a name that does not resolve).
+   */
+  private static IOException tcpConnect(BrokerAddress a, int timeoutMs) {
+    try (java.net.Socket socket = new java.net.Socket()) {
+      socket.connect(new java.net.InetSocketAddress(a.host(), a.port()), Math.max(1, timeoutMs));
+      return null;
+    } catch (IOException e) {
+      return e;
     }
-    return false;
   }
 
   /**

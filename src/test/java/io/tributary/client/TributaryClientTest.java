@@ -19,17 +19,21 @@ class TributaryClientTest {
     }
   }
 
+  /** Connects to {@code servers} with {@code request.timeout.ms}; asserts NETWORK_EXCEPTION and returns the message. */
+  private static String connectFailure(String servers, Object requestTimeoutMs) {
+    TributaryException e = assertThrows(TributaryException.class,
+        () -> TributaryClient.connect(servers, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, requestTimeoutMs)));
+    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode(), e.getMessage());
+    return e.getMessage();
+  }
+
   @Test
   void connectToAClosedPortFailsWithNetworkException() throws IOException {
     int port = closedPort();
-    TributaryException e =
-        assertThrows(
-            TributaryException.class,
-            () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "2000")));
-    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+    String message = connectFailure("127.0.0.1:" + port, "2000");
     // said as it is: nothing listens there; no request timed out (it fails at once)
     assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + " (Connection refused):"
-        + " nothing accepts connections there; is the broker running?", e.getMessage());
+        + " nothing accepts connections there; is the broker running?", message);
   }
 
   @Test
@@ -37,14 +41,10 @@ class TributaryClientTest {
     // a listening socket nobody accepts on: the kernel completes TCP handshakes, nothing ever answers
     try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
       int port = silent.getLocalPort();
-      TributaryException e =
-          assertThrows(
-              TributaryException.class,
-              () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "1000")));
-      assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      String message = connectFailure("127.0.0.1:" + port, "1000");
       assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + " within"
           + " request.timeout.ms=1000 ms: something accepts connections there, but it is not a Tributary broker, or"
-          + " not a ready one", e.getMessage());
+          + " not a ready one", message);
     }
   }
 
@@ -72,14 +72,10 @@ class TributaryClientTest {
     acceptor.setDaemon(true);
     acceptor.start();
     try {
-      TributaryException e =
-          assertThrows(
-              TributaryException.class,
-              () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "60000")));
-      assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      String message = connectFailure("127.0.0.1:" + port, "60000");
       assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + ": nothing accepts"
           + " connections there any more (it stopped while the client connected); is the broker running?",
-          e.getMessage());
+          message);
     } finally {
       dying.close();
     }
@@ -101,39 +97,25 @@ class TributaryClientTest {
       acceptor.setDaemon(true);
       acceptor.start();
       int port = closing.getLocalPort();
-      TributaryException e =
-          assertThrows(
-              TributaryException.class,
-              () -> TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "30000")));
-      assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      String message = connectFailure("127.0.0.1:" + port, "30000");
       assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at 127.0.0.1:" + port + ": something accepts"
-          + " connections there, but it is not a Tributary broker, or not a ready one", e.getMessage());
+          + " connections there, but it is not a Tributary broker, or not a ready one", message);
     }
   }
 
   @Test
   void connectToAnUnknownHostSaysTheNameDoesNotResolve() {
-    TributaryException e =
-        assertThrows(
-            TributaryException.class,
-            () -> TributaryClient.connect("nosuchhost.invalid:9092", Map.of(ClientConfig.REQUEST_TIMEOUT_MS, "2000")));
-    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+    String message = connectFailure("nosuchhost.invalid:9092", "2000");
     assertEquals("NETWORK_EXCEPTION: No Tributary broker answered at nosuchhost.invalid:9092 (unknown host): the host"
-        + " name does not resolve", e.getMessage());
+        + " name does not resolve", message);
   }
 
   @Test
   void connectWithSeveralClosedPortsNamesThemAll() throws IOException {
     int a = closedPort();
     int b = closedPort();
-    TributaryException e =
-        assertThrows(
-            TributaryException.class,
-            () ->
-                TributaryClient.connect(
-                    "127.0.0.1:" + a + ", tributary@127.0.0.1:" + b, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 1000)));
-    assertEquals(ErrorCode.NETWORK_EXCEPTION, e.errorCode());
-    assertTrue(e.getMessage().contains("127.0.0.1:" + a) && e.getMessage().contains("127.0.0.1:" + b));
+    String message = connectFailure("127.0.0.1:" + a + ", tributary@127.0.0.1:" + b, 1000);
+    assertTrue(message.contains("127.0.0.1:" + a) && message.contains("127.0.0.1:" + b), message);
   }
 
   @Test
