@@ -6,8 +6,9 @@ import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.Behaviors;
 import io.tributary.cluster.Controller;
 import io.tributary.group.GroupCoordinator;
-import io.tributary.protocol.GroupProtocol;
+import io.tributary.log.LocalLeaders;
 import io.tributary.log.PartitionLeader;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
@@ -27,10 +28,11 @@ import java.time.Duration;
  * member) reaches it over Artery as {@code akka://<system>@<host>:<port>/system/tributary-gateway}.
  *
  * <p>It checks what it can check cheaply (protocol version, topic name, partition ≥ 0) and routes: produce, fetch
- * and list-offsets requests go to the partition's leader through the shard region (the leader answers the client
- * directly, the gateway is not on the response path); admin requests go to the {@link Controller} singleton, group
- * requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator} singleton. A
- * request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
+ * and list-offsets requests go straight to the partition's leader replica when the node's metadata places it on this
+ * node ({@link LocalLeaders}), else through the node's partition router ({@link io.tributary.log.ReplicaManager});
+ * the leader answers the client directly, the gateway is not on the response path; admin requests go to the
+ * {@link Controller} singleton, group requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator}
+ * singleton. A request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
  *
  * <p>Admin requests go through a short-lived child that answers the client itself: with the controller's answer, or
  * with REQUEST_TIMED_OUT (retriable; the admin client retries) when the controller has not answered within the
@@ -68,56 +70,67 @@ public final class Gateway {
       ActorRef<Controller.Command> controller,
       ActorRef<GroupCoordinator.Command> groups,
       Duration controllerTimeout) {
-    return Behaviors.setup(ctx -> Behaviors.receive(ClientRequest.class)
-        .onMessage(ProduceRequest.class, r -> {
-          String error = check(r.version(), r.topic(), r.partition());
-          if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
-            // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
-            // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
-            if (r.replyTo() != null) {
-              r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
-                  "Cannot append to internal topic " + r.topic()));
+    return Behaviors.setup(ctx -> {
+      LocalLeaders leaders = LocalLeaders.get(ctx.getSystem());
+      return Behaviors.receive(ClientRequest.class)
+          .onMessage(ProduceRequest.class, r -> {
+            String error = check(r.version(), r.topic(), r.partition());
+            if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
+              // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
+              // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
+              if (r.replyTo() != null) {
+                r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    "Cannot append to internal topic " + r.topic()));
+              }
+            } else if (error == null) {
+              route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.Produce(r));
+            } else if (r.replyTo() != null) {
+              r.replyTo().tell(
+                  ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
             }
-          } else if (error == null) {
-            partitions.tell(new PartitionLeader.Produce(r));
-          } else if (r.replyTo() != null) {
-            r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
-          }
-          return Behaviors.same();
-        })
-        .onMessage(FetchRequest.class, r -> {
-          String error = check(r.version(), r.topic(), r.partition());
-          if (error == null) {
-            partitions.tell(new PartitionLeader.Fetch(r));
-          } else {
-            r.replyTo().tell(FetchResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error,
-                -1, -1));
-          }
-          return Behaviors.same();
-        })
-        .onMessage(ListOffsetsRequest.class, r -> {
-          String error = check(r.version(), r.topic(), r.partition());
-          if (error == null) {
-            partitions.tell(new PartitionLeader.ListOffsets(r));
-          } else {
-            r.replyTo().tell(new ListOffsetsResponse(r.topic(), r.partition(), code(r.version(), r.partition()),
-                error, -1, -1));
-          }
-          return Behaviors.same();
-        })
-        .onMessage(GroupProtocol.GroupRequest.class, r -> {
-          groups.tell(new GroupCoordinator.Request(r)); // the coordinator checks the version
-          return Behaviors.same();
-        })
-        .onMessage(AdminRequest.class, r -> {
-          if (!ProtocolVersions.isSupported(r.version())) {
-            replyAdmin(r, AdminResponse.failed(ErrorCode.UNSUPPORTED_VERSION, unsupported(r.version())));
-          } else {
-            ctx.spawnAnonymous(forwardAdmin(controller, r, controllerTimeout));
-          }
-          return Behaviors.same();
-        })
-        .build());
+            return Behaviors.same();
+          })
+          .onMessage(FetchRequest.class, r -> {
+            String error = check(r.version(), r.topic(), r.partition());
+            if (error == null) {
+              route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.Fetch(r));
+            } else {
+              r.replyTo().tell(FetchResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error,
+                  -1, -1));
+            }
+            return Behaviors.same();
+          })
+          .onMessage(ListOffsetsRequest.class, r -> {
+            String error = check(r.version(), r.topic(), r.partition());
+            if (error == null) {
+              route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.ListOffsets(r));
+            } else {
+              r.replyTo().tell(new ListOffsetsResponse(r.topic(), r.partition(), code(r.version(), r.partition()),
+                  error, -1, -1));
+            }
+            return Behaviors.same();
+          })
+          .onMessage(GroupProtocol.GroupRequest.class, r -> {
+            groups.tell(new GroupCoordinator.Request(r)); // the coordinator checks the version
+            return Behaviors.same();
+          })
+          .onMessage(AdminRequest.class, r -> {
+            if (!ProtocolVersions.isSupported(r.version())) {
+              replyAdmin(r, AdminResponse.failed(ErrorCode.UNSUPPORTED_VERSION, unsupported(r.version())));
+            } else {
+              ctx.spawnAnonymous(forwardAdmin(controller, r, controllerTimeout));
+            }
+            return Behaviors.same();
+          })
+          .build();
+    });
+  }
+
+  /** The partition's leader replica if it runs on this node ({@link LocalLeaders}), else the node's router. */
+  private static ActorRef<PartitionLeader.Command> route(
+      LocalLeaders leaders, ActorRef<PartitionLeader.Command> router, String topic, int partition) {
+    ActorRef<PartitionLeader.Command> local = leaders.leader(topic, partition);
+    return local != null ? local : router;
   }
 
   private enum ControllerTimeout {

@@ -381,6 +381,7 @@ public final class ReplicaManager {
                   }
                   topics = next;
                   applyAll();
+                  publishLeaders();
                   return Behaviors.same();
                 })
                 .onMessage(TopicsChanged.class, m -> {
@@ -392,6 +393,7 @@ public final class ReplicaManager {
                       apply(current);
                     }
                   }
+                  publishLeaders();
                   return Behaviors.same();
                 })
                 .onMessage(Ignore.class, m -> Behaviors.same())
@@ -425,6 +427,40 @@ public final class ReplicaManager {
               new PartitionLeader.UpdateRole(t.name(), p.partition(), t.topicId(), config, t.state(), p));
         }
       }
+    }
+
+    /**
+     * Publishes the local replicas the metadata names as leaders to the node's {@link LocalLeaders}, which the gateway
+     * sends clients' requests to directly. Run after every change of the metadata view (after {@link #apply}, which
+     * spawns the replicas).
+     */
+    private void publishLeaders() {
+      Map<String, ActorRef<?>[]> view = new HashMap<>();
+      for (TopicMetadata t : topics.values()) {
+        if (t.state() == TopicMetadata.State.DELETING) {
+          continue;
+        }
+        ActorRef<?>[] byPartition = null;
+        for (PartitionMetadata p : t.partitions()) {
+          ActorRef<PartitionLeader.Command> ref = p.hasLeader() && self.equals(p.leader())
+              ? replicas.get(PartitionLeader.entityId(t.name(), p.partition())) : null;
+          if (ref == null) {
+            continue;
+          }
+          if (byPartition == null) {
+            int size = 0;
+            for (PartitionMetadata q : t.partitions()) {
+              size = Math.max(size, q.partition() + 1);
+            }
+            byPartition = new ActorRef<?>[size];
+          }
+          byPartition[p.partition()] = ref;
+        }
+        if (byPartition != null) {
+          view.put(t.name(), byPartition);
+        }
+      }
+      LocalLeaders.get(ctx.getSystem()).publish(view);
     }
 
     private ActorRef<PartitionLeader.Command> replica(String entityId) {

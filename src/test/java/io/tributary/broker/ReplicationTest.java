@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.typed.javadsl.AskPattern;
+import io.tributary.log.LocalLeaders;
 import io.tributary.log.PartitionLeader;
 import io.tributary.log.ReplicaManager;
 import io.tributary.protocol.AdminRequest;
@@ -113,6 +114,34 @@ class ReplicationTest {
     return r.topics().get(0).partitions();
   }
 
+  /**
+   * Every running node's {@link LocalLeaders} (the gateway's shortcut to local leaders) lists exactly the partitions of
+   * {@code topic} that the metadata says the node leads, and no partition of a topic that is gone ({@code gone}).
+   */
+  private void awaitLocalLeaders(BrokerNode via, String topic, boolean gone) {
+    await("every node's LocalLeaders lists the partitions of " + topic + " it leads", () -> {
+      List<PartitionDescription> parts = gone ? List.of() : describe(via, topic);
+      for (BrokerNode n : nodes) {
+        if (n == null) {
+          continue;
+        }
+        String address = n.system().address().toString();
+        LocalLeaders local = LocalLeaders.get(n.system());
+        for (PartitionDescription p : parts) {
+          if (address.equals(p.leader()) != (local.leader(topic, p.partition()) != null)) {
+            return false;
+          }
+        }
+        for (int p = 0; gone && p < 3; p++) {
+          if (local.leader(topic, p) != null) {
+            return false;
+          }
+        }
+      }
+      return true;
+    });
+  }
+
   private static ProduceResponse produceAll(BrokerNode via, String topic, int partition, byte[] batch) {
     return new Gw(via).ask(r -> new ProduceRequest(ProtocolVersions.CURRENT, topic, partition, (short) -1, 30000,
         batch, r));
@@ -181,6 +210,7 @@ class ReplicationTest {
       leaders.add(p.leader());
     }
     assertEquals(3, leaders.size(), "leaders spread over the nodes: " + parts);
+    awaitLocalLeaders(n0, "r", false);
     // rf above the live brokers is refused
     AdminResponse tooMany = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r4", 1, (short) 4,
         Map.of(), r));
@@ -258,6 +288,7 @@ class ReplicationTest {
     PartitionDescription after = describe(n0, "r").get(movedPartition);
     assertNotEquals(leavingAddress, after.leader());
     assertTrue(after.leaderEpoch() > before.leaderEpoch());
+    awaitLocalLeaders(n0, "r", false);
 
     // writes continue with two in-sync replicas (min.insync.replicas=2), and nothing acknowledged is lost
     for (int i = 20; i < 30; i++) {
@@ -295,9 +326,11 @@ class ReplicationTest {
     await("n0 routes to the restored leader",
         () -> new Gw(n0).fetch("r", movedPartition, 0, 1 << 20, 0).error() != ErrorCode.NOT_LEADER_OR_FOLLOWER);
     assertEquals(expected, readAll(n0, "r", movedPartition));
+    awaitLocalLeaders(n0, "r", false);
 
     // deleted and created again under the same name (leader epochs start at 0 again): every replica takes its role
     assertEquals(ErrorCode.NONE, gw.delete("r").error());
+    awaitLocalLeaders(n0, "r", true);
     AdminResponse again = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r", 3, (short) 3,
         Map.of("min.insync.replicas", "2"), r));
     assertEquals(ErrorCode.NONE, again.error(), again.errorMessage());

@@ -8,11 +8,18 @@ import akka.actor.testkit.typed.javadsl.TestProbe;
 import akka.actor.typed.ActorRef;
 import io.tributary.cluster.Controller;
 import io.tributary.group.GroupCoordinator;
+import io.tributary.log.LocalLeaders;
 import io.tributary.log.PartitionLeader;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.FetchRequest;
+import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.ListOffsetsRequest;
+import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.ProduceRequest;
+import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +27,11 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-/** The gateway's admin path: the controller's answer passed on, or REQUEST_TIMED_OUT when it does not answer. */
+/**
+ * The gateway's routing: produce, fetch and list-offsets straight to a local leader replica when {@link LocalLeaders}
+ * lists one, else to the router; admin requests: the controller's answer passed on, or REQUEST_TIMED_OUT when it does
+ * not answer.
+ */
 class GatewayTest {
 
   private static final ActorTestKit testKit = ActorTestKit.create();
@@ -30,7 +41,10 @@ class GatewayTest {
     testKit.shutdownTestKit();
   }
 
-  private record Setup(ActorRef<ClientRequest> gateway, TestProbe<Controller.Command> controller) {}
+  private record Setup(
+      ActorRef<ClientRequest> gateway,
+      TestProbe<Controller.Command> controller,
+      TestProbe<PartitionLeader.Command> router) {}
 
   private static Setup setup(Duration controllerTimeout) {
     TestProbe<Controller.Command> controller = testKit.createTestProbe();
@@ -38,7 +52,47 @@ class GatewayTest {
     TestProbe<GroupCoordinator.Command> groups = testKit.createTestProbe();
     ActorRef<ClientRequest> gateway = testKit.spawn(
         Gateway.create(partitions.getRef(), controller.getRef(), groups.getRef(), controllerTimeout));
-    return new Setup(gateway, controller);
+    return new Setup(gateway, controller, partitions);
+  }
+
+  /**
+   * A request for a partition whose leader replica runs on this node goes to that replica directly; one for any other
+   * partition (another partition of the topic, past its partitions, another topic) goes to the router, which finds
+   * the leader's node. When the view changes (leadership moved away), the router gets them again.
+   */
+  @Test
+  void requestsForALocalLeaderGoStraightToItOthersToTheRouter() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<PartitionLeader.Command> leader = testKit.createTestProbe();
+    LocalLeaders local = LocalLeaders.get(testKit.system());
+    local.publish(Map.of("routed", new ActorRef<?>[] {null, leader.getRef()}));
+    try {
+      TestProbe<ProduceResponse> produced = testKit.createTestProbe();
+      TestProbe<FetchResponse> fetched = testKit.createTestProbe();
+      TestProbe<ListOffsetsResponse> listed = testKit.createTestProbe();
+      short v = ProtocolVersions.CURRENT;
+      s.gateway().tell(new ProduceRequest(v, "routed", 1, (short) 1, 1000, new byte[0], produced.getRef()));
+      assertEquals(1, leader.expectMessageClass(PartitionLeader.Produce.class).request().partition());
+      s.gateway().tell(new FetchRequest(v, "routed", 1, 0L, 1024, 0, fetched.getRef()));
+      assertEquals(1, leader.expectMessageClass(PartitionLeader.Fetch.class).request().partition());
+      s.gateway().tell(new ListOffsetsRequest(v, "routed", 1, ListOffsetsRequest.LATEST_TIMESTAMP, listed.getRef()));
+      assertEquals(1, leader.expectMessageClass(PartitionLeader.ListOffsets.class).request().partition());
+
+      s.gateway().tell(new ProduceRequest(v, "routed", 0, (short) 1, 1000, new byte[0], produced.getRef()));
+      assertEquals(0, s.router().expectMessageClass(PartitionLeader.Produce.class).request().partition());
+      s.gateway().tell(new FetchRequest(v, "routed", 2, 0L, 1024, 0, fetched.getRef()));
+      assertEquals(2, s.router().expectMessageClass(PartitionLeader.Fetch.class).request().partition());
+      s.gateway().tell(new ListOffsetsRequest(v, "other", 1, ListOffsetsRequest.LATEST_TIMESTAMP, listed.getRef()));
+      assertEquals("other", s.router().expectMessageClass(PartitionLeader.ListOffsets.class).request().topic());
+      leader.expectNoMessage(Duration.ofMillis(100));
+
+      local.publish(Map.of());
+      s.gateway().tell(new ProduceRequest(v, "routed", 1, (short) 1, 1000, new byte[0], produced.getRef()));
+      assertEquals(1, s.router().expectMessageClass(PartitionLeader.Produce.class).request().partition());
+      leader.expectNoMessage(Duration.ofMillis(100));
+    } finally {
+      local.publish(Map.of());
+    }
   }
 
   @Test
