@@ -4,6 +4,7 @@ import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
+import io.tributary.protocol.TopicNames;
 import io.tributary.record.Header;
 import io.tributary.record.RecordBatch;
 import io.tributary.record.RecordBatchBuilder;
@@ -118,6 +119,10 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     long start = Metadata.nowMs();
     int numPartitions = metadata.cachedPartitionCount(topic);
     if (numPartitions <= 0) {
+      String invalid = TopicNames.invalidReason(topic);
+      if (invalid != null) { // no such topic can exist: say why at once, as Kafka's InvalidTopicException
+        return failed(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid);
+      }
       try {
         numPartitions = metadata.partitionCount(topic, settings.maxBlockMs());
       } catch (TributaryException e) {

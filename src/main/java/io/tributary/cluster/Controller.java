@@ -641,6 +641,11 @@ public final class Controller {
             .forEach(t -> out.add(describe(t)));
       } else {
         for (String name : d.names()) {
+          String invalid = TopicNames.invalidReason(name);
+          if (invalid != null) { // as Kafka's metadata answer for a name no topic can have
+            d.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid));
+            return;
+          }
           TopicMetadata t = topics.get(name);
           if (t == null || t.state() != TopicMetadata.State.READY) {
             d.replyTo().tell(AdminResponse.failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

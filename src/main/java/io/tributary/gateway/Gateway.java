@@ -38,7 +38,9 @@ import java.time.Duration;
  * with REQUEST_TIMED_OUT (retriable; the admin client retries) when the controller has not answered within the
  * gateway's controller timeout (twice {@code metadata.write.timeout.ms}, 10 s by default). A request sent while the
  * controller singleton moves off a node that just died is lost on the way; without this the client would wait its
- * whole {@code request.timeout.ms} (30 s) before retrying.
+ * whole {@code request.timeout.ms} (30 s) before retrying. Group requests other than joins (answered only when their
+ * rebalance completes) and assignment acks (not answered) go the same way, answered COORDINATOR_NOT_AVAILABLE after
+ * the same timeout when the group coordinator singleton does not answer.
  *
  * <p>Stateless; one per node.
  */
@@ -111,7 +113,13 @@ public final class Gateway {
             return Behaviors.same();
           })
           .onMessage(GroupProtocol.GroupRequest.class, r -> {
-            groups.tell(new GroupCoordinator.Request(r)); // the coordinator checks the version
+            if (r instanceof GroupProtocol.JoinGroup || GroupProtocol.replyTo(r) == null) {
+              // a join is answered when its rebalance completes (up to the member's rebalance timeout), an
+              // assignment ack not at all: both go straight to the coordinator, which checks the version
+              groups.tell(new GroupCoordinator.Request(r));
+            } else {
+              ctx.spawnAnonymous(forwardGroup(groups, r, controllerTimeout));
+            }
             return Behaviors.same();
           })
           .onMessage(AdminRequest.class, r -> {
@@ -154,6 +162,37 @@ public final class Gateway {
           .onMessage(ControllerTimeout.class, t -> {
             replyAdmin(r, AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
                 + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"));
+            return Behaviors.stopped();
+          })
+          .build();
+    }));
+  }
+
+  private enum CoordinatorTimeout {
+    INSTANCE
+  }
+
+  /**
+   * A child that sends {@code r} to the group coordinator answered to itself, passes the answer on to the client, or
+   * answers COORDINATOR_NOT_AVAILABLE (retriable, as Kafka's answer while a coordinator moves) after {@code timeout};
+   * then stops. A request sent while the coordinator singleton moves off a node that just died is lost on the way;
+   * without this a commit would wait the client's whole {@code request.timeout.ms} (30 s).
+   */
+  private static Behavior<Object> forwardGroup(
+      ActorRef<GroupCoordinator.Command> groups, GroupProtocol.GroupRequest r, Duration timeout) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+      timers.startSingleTimer(CoordinatorTimeout.INSTANCE, timeout);
+      groups.tell(new GroupCoordinator.Request(GroupProtocol.withReplyTo(r, ctx.getSelf())));
+      return Behaviors.receive(Object.class)
+          .onMessage(CoordinatorTimeout.class, t -> {
+            GroupProtocol.fail(r, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group coordinator did not answer within "
+                + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry");
+            return Behaviors.stopped();
+          })
+          .onAnyMessage(response -> {
+            @SuppressWarnings("unchecked")
+            ActorRef<Object> client = (ActorRef<Object>) GroupProtocol.replyTo(r);
+            client.tell(response);
             return Behaviors.stopped();
           })
           .build();

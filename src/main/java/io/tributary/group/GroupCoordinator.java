@@ -386,23 +386,7 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
 
   /** Answers any request with an error of the right response type. */
   private static void fail(GroupRequest r, ErrorCode error, String message) {
-    if (r instanceof JoinGroup j) {
-      j.replyTo().tell(new JoinGroupResponse(error, message, j.memberId(), -1));
-    } else if (r instanceof Heartbeat h) {
-      h.replyTo().tell(new GroupResponse(error, message, -1));
-    } else if (r instanceof LeaveGroup l) {
-      l.replyTo().tell(new GroupResponse(error, message, -1));
-    } else if (r instanceof OffsetCommit c) {
-      c.replyTo().tell(new GroupResponse(error, message, -1));
-    } else if (r instanceof OffsetFetch f) {
-      f.replyTo().tell(new OffsetFetchResponse(error, message, List.of()));
-    } else if (r instanceof DescribeGroup d) {
-      d.replyTo().tell(new DescribeGroupResponse(error, message, d.groupId(), "Dead", -1, "", List.of(), List.of()));
-    } else if (r instanceof ResetOffsets reset) {
-      reset.replyTo().tell(new GroupResponse(error, message, -1));
-    } else if (r instanceof DeleteGroup d) {
-      d.replyTo().tell(new GroupResponse(error, message, -1));
-    }
+    GroupProtocol.fail(r, error, message);
   }
 
   // --- join

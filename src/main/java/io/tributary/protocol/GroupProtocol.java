@@ -306,6 +306,84 @@ public final class GroupProtocol {
     public GroupResponse {}
   }
 
+  /**
+   * A copy of {@code r} answered to {@code replyTo} instead of its own reply-to (the gateway's forwarding child uses
+   * it); {@link AssignmentAck}, which is not answered, is returned as it is.
+   */
+  @SuppressWarnings("unchecked")
+  public static GroupRequest withReplyTo(GroupRequest r, ActorRef<?> replyTo) {
+    if (r instanceof JoinGroup j) {
+      return new JoinGroup(j.version(), j.groupId(), j.memberId(), j.groupInstanceId(), j.clientId(), j.topics(),
+          j.topicPattern(), j.assignors(), j.sessionTimeoutMs(), j.rebalanceTimeoutMs(), j.owned(), j.member(),
+          (ActorRef<JoinGroupResponse>) replyTo);
+    } else if (r instanceof Heartbeat h) {
+      return new Heartbeat(h.version(), h.groupId(), h.memberId(), h.generation(), (ActorRef<GroupResponse>) replyTo);
+    } else if (r instanceof LeaveGroup l) {
+      return new LeaveGroup(l.version(), l.groupId(), l.memberId(), (ActorRef<GroupResponse>) replyTo);
+    } else if (r instanceof OffsetCommit c) {
+      return new OffsetCommit(c.version(), c.groupId(), c.memberId(), c.generation(), c.offsets(),
+          (ActorRef<GroupResponse>) replyTo);
+    } else if (r instanceof OffsetFetch f) {
+      return new OffsetFetch(f.version(), f.groupId(), f.partitions(), (ActorRef<OffsetFetchResponse>) replyTo);
+    } else if (r instanceof ListGroups l) {
+      return new ListGroups(l.version(), l.groupId(), (ActorRef<ListGroupsResponse>) replyTo);
+    } else if (r instanceof DescribeGroup d) {
+      return new DescribeGroup(d.version(), d.groupId(), (ActorRef<DescribeGroupResponse>) replyTo);
+    } else if (r instanceof ResetOffsets reset) {
+      return new ResetOffsets(reset.version(), reset.groupId(), reset.offsets(), (ActorRef<GroupResponse>) replyTo);
+    } else if (r instanceof DeleteGroup d) {
+      return new DeleteGroup(d.version(), d.groupId(), (ActorRef<GroupResponse>) replyTo);
+    }
+    return r;
+  }
+
+  /** The reply-to of {@code r}, or {@code null} for a request that is not answered ({@link AssignmentAck}). */
+  public static ActorRef<?> replyTo(GroupRequest r) {
+    if (r instanceof JoinGroup j) {
+      return j.replyTo();
+    } else if (r instanceof Heartbeat h) {
+      return h.replyTo();
+    } else if (r instanceof LeaveGroup l) {
+      return l.replyTo();
+    } else if (r instanceof OffsetCommit c) {
+      return c.replyTo();
+    } else if (r instanceof OffsetFetch f) {
+      return f.replyTo();
+    } else if (r instanceof ListGroups l) {
+      return l.replyTo();
+    } else if (r instanceof DescribeGroup d) {
+      return d.replyTo();
+    } else if (r instanceof ResetOffsets reset) {
+      return reset.replyTo();
+    } else if (r instanceof DeleteGroup d) {
+      return d.replyTo();
+    }
+    return null;
+  }
+
+  /** Answers {@code r} with {@code error} in its own response type (nothing for {@link AssignmentAck}). */
+  public static void fail(GroupRequest r, ErrorCode error, String message) {
+    if (r instanceof JoinGroup j) {
+      j.replyTo().tell(new JoinGroupResponse(error, message, j.memberId(), -1));
+    } else if (r instanceof Heartbeat h) {
+      h.replyTo().tell(new GroupResponse(error, message, -1));
+    } else if (r instanceof LeaveGroup l) {
+      l.replyTo().tell(new GroupResponse(error, message, -1));
+    } else if (r instanceof OffsetCommit c) {
+      c.replyTo().tell(new GroupResponse(error, message, -1));
+    } else if (r instanceof OffsetFetch f) {
+      f.replyTo().tell(new OffsetFetchResponse(error, message, List.of()));
+    } else if (r instanceof ListGroups l) {
+      l.replyTo().tell(new ListGroupsResponse(error, List.of()));
+    } else if (r instanceof DescribeGroup d) {
+      d.replyTo().tell(new DescribeGroupResponse(error, message, d.groupId(), "Dead", -1, "", List.of(), List.of()));
+    } else if (r instanceof ResetOffsets reset) {
+      reset.replyTo().tell(new GroupResponse(error, message, -1));
+    } else if (r instanceof DeleteGroup d) {
+      d.replyTo().tell(new GroupResponse(error, message, -1));
+    }
+  }
+
   /** Pushed by the coordinator to a member actor. */
   @JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
   @JsonSubTypes({

@@ -49,6 +49,16 @@ class BrokerSmokeTest {
       assertEquals(6, fr.highWatermark());
       assertEquals(3, fr.batches().size());
       assertEquals(0, RecordBatch.wrap(fr.batches().get(0)).baseOffset());
+
+      // metadata of a name no topic can have: INVALID_TOPIC_EXCEPTION (as Kafka's metadata answer), not "unknown"
+      AdminResponse invalid = AskPattern.<io.tributary.protocol.ClientRequest, AdminResponse>ask(gw,
+          r -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, java.util.List.of("bad name"), r), T,
+          sys.scheduler()).toCompletableFuture().get();
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid.error(), invalid.errorMessage());
+      AdminResponse missing = AskPattern.<io.tributary.protocol.ClientRequest, AdminResponse>ask(gw,
+          r -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, java.util.List.of("missing"), r), T,
+          sys.scheduler()).toCompletableFuture().get();
+      assertEquals(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, missing.error(), missing.errorMessage());
     }
   }
 }

@@ -178,6 +178,20 @@ class TributaryProducerTest {
     }
   }
 
+  /** A name no topic can have fails at once with INVALID_TOPIC_EXCEPTION, without waiting for metadata. */
+  @Test
+  void anInvalidTopicNameFailsAtOnceWithInvalidTopic() {
+    Setup s = setup();
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.MAX_BLOCK_MS, 60000))) {
+      TributaryException e = failure(producer.send(new ProducerRecord<>("bad name", "v")));
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, e.errorCode());
+      assertEquals("Topic name \"bad name\" is illegal, it contains a character other than ASCII alphanumerics, '.',"
+          + " '_' and '-'", e.getMessage().substring(e.getMessage().indexOf("Topic name")));
+      assertEquals(0, s.fake().countOf(AdminRequest.DescribeTopics.class), "no metadata was asked for");
+    }
+  }
+
   @Test
   void aTopicCreatedWhileSendWaitsIsFound() throws Exception {
     Setup s = setup();

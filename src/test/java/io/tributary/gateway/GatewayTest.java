@@ -16,6 +16,7 @@ import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.ProduceRequest;
@@ -44,7 +45,8 @@ class GatewayTest {
   private record Setup(
       ActorRef<ClientRequest> gateway,
       TestProbe<Controller.Command> controller,
-      TestProbe<PartitionLeader.Command> router) {}
+      TestProbe<PartitionLeader.Command> router,
+      TestProbe<GroupCoordinator.Command> groups) {}
 
   private static Setup setup(Duration controllerTimeout) {
     TestProbe<Controller.Command> controller = testKit.createTestProbe();
@@ -52,7 +54,7 @@ class GatewayTest {
     TestProbe<GroupCoordinator.Command> groups = testKit.createTestProbe();
     ActorRef<ClientRequest> gateway = testKit.spawn(
         Gateway.create(partitions.getRef(), controller.getRef(), groups.getRef(), controllerTimeout));
-    return new Setup(gateway, controller, partitions);
+    return new Setup(gateway, controller, partitions, groups);
   }
 
   /**
@@ -127,5 +129,57 @@ class GatewayTest {
     assertTrue(r.error().retriable(), "the admin client retries it");
     assertEquals("The controller did not answer within 200 ms (it may be moving to another node after a node"
         + " failure); retry", r.errorMessage());
+  }
+
+  /** A commit is passed to the coordinator answered to a child, and the coordinator's answer on to the client. */
+  @Test
+  void aGroupRequestIsAnsweredWithTheCoordinatorsAnswer() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<GroupProtocol.GroupResponse> client = testKit.createTestProbe();
+    List<GroupProtocol.PartitionOffset> offsets = List.of(new GroupProtocol.PartitionOffset("t", 0, 42L, ""));
+    s.gateway().tell(new GroupProtocol.OffsetCommit(ProtocolVersions.CURRENT, "g", "m-1", 3, offsets,
+        client.getRef()));
+    GroupCoordinator.Request forwarded = s.groups().expectMessageClass(GroupCoordinator.Request.class);
+    GroupProtocol.OffsetCommit commit = (GroupProtocol.OffsetCommit) forwarded.request();
+    assertEquals(offsets, commit.offsets());
+    assertEquals("m-1", commit.memberId());
+    assertEquals(3, commit.generation());
+    assertTrue(!commit.replyTo().equals(client.getRef()), "answered to the gateway's child, which passes it on");
+    GroupProtocol.GroupResponse answer = new GroupProtocol.GroupResponse(ErrorCode.ILLEGAL_GENERATION, "stale", 4);
+    commit.replyTo().tell(answer);
+    assertEquals(answer, client.receiveMessage());
+  }
+
+  /**
+   * A coordinator that does not answer (the request was lost while the singleton moved off a killed node): the
+   * client gets a retriable COORDINATOR_NOT_AVAILABLE after the gateway's timeout, in the request's own response
+   * type, not silence until its request timeout. A join, answered only when its rebalance completes, is not timed.
+   */
+  @Test
+  void aGroupRequestTheCoordinatorDoesNotAnswerIsAnsweredCoordinatorNotAvailable() {
+    Setup s = setup(Duration.ofMillis(200));
+    TestProbe<GroupProtocol.GroupResponse> committer = testKit.createTestProbe();
+    s.gateway().tell(new GroupProtocol.OffsetCommit(ProtocolVersions.CURRENT, "g", "m-1", 3,
+        List.of(new GroupProtocol.PartitionOffset("t", 0, 42L, "")), committer.getRef()));
+    s.groups().expectMessageClass(GroupCoordinator.Request.class); // and never answered
+    GroupProtocol.GroupResponse r = committer.receiveMessage(Duration.ofSeconds(10));
+    assertEquals(ErrorCode.COORDINATOR_NOT_AVAILABLE, r.error());
+    assertTrue(r.error().retriable(), "the consumer retries it");
+    assertEquals("The group coordinator did not answer within 200 ms (it may be moving to another node after a node"
+        + " failure); retry", r.errorMessage());
+
+    TestProbe<GroupProtocol.OffsetFetchResponse> fetcher = testKit.createTestProbe();
+    s.gateway().tell(new GroupProtocol.OffsetFetch(ProtocolVersions.CURRENT, "g", List.of(), fetcher.getRef()));
+    s.groups().expectMessageClass(GroupCoordinator.Request.class);
+    assertEquals(ErrorCode.COORDINATOR_NOT_AVAILABLE, fetcher.receiveMessage(Duration.ofSeconds(10)).error());
+
+    TestProbe<GroupProtocol.JoinGroupResponse> joiner = testKit.createTestProbe();
+    TestProbe<GroupProtocol.MemberEvent> member = testKit.createTestProbe();
+    s.gateway().tell(new GroupProtocol.JoinGroup(ProtocolVersions.CURRENT, "g", "", null, "c", List.of("t"), null,
+        List.of("range"), 10000, 300000, List.of(), member.getRef(), joiner.getRef()));
+    GroupProtocol.JoinGroup join =
+        (GroupProtocol.JoinGroup) s.groups().expectMessageClass(GroupCoordinator.Request.class).request();
+    assertEquals(joiner.getRef(), join.replyTo(), "a join goes straight to the coordinator");
+    joiner.expectNoMessage(Duration.ofMillis(500));
   }
 }
