@@ -8,13 +8,13 @@ import io.tributary.cluster.Controller;
 import io.tributary.group.GroupCoordinator;
 import io.tributary.log.LocalLeaders;
 import io.tributary.log.PartitionLeader;
-import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
+import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.ProduceRequest;
@@ -32,7 +32,8 @@ import java.time.Duration;
  * node ({@link LocalLeaders}), else through the node's partition router ({@link io.tributary.log.ReplicaManager});
  * the leader answers the client directly, the gateway is not on the response path; admin requests go to the
  * {@link Controller} singleton, group requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator}
- * singleton. A request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or UNKNOWN_TOPIC_OR_PARTITION.
+ * singleton. A request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or
+ * UNKNOWN_TOPIC_OR_PARTITION.
  *
  * <p>Admin requests go through a short-lived child that answers the client itself: with the controller's answer, or
  * with REQUEST_TIMED_OUT (retriable; the admin client retries) when the controller has not answered within the
