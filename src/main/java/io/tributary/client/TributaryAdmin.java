@@ -194,10 +194,12 @@ final class TributaryAdmin implements Admin {
       throw new IllegalStateException("the Admin is closed");
     }
     long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), settings.defaultApiTimeoutMs());
+    TributaryException lastAnswer = null; // the last error the broker answered (not a timeout of ours)
     while (true) {
       long remaining = deadline - Metadata.nowMs();
       long attemptTimeout = Math.max(1, Math.min(settings.requestTimeoutMs(), remaining));
       TributaryException failure;
+      boolean answered = false;
       try {
         R response = TributaryClient.await(client.ask(request, attemptTimeout), what, attemptTimeout);
         ErrorCode error = errorOf.apply(response);
@@ -206,6 +208,8 @@ final class TributaryAdmin implements Admin {
         }
         String message = messageOf.apply(response);
         failure = new TributaryException(error, message != null ? message : error.defaultMessage());
+        answered = true;
+        lastAnswer = failure;
       } catch (TributaryException e) {
         failure = e;
       }
@@ -226,9 +230,12 @@ final class TributaryAdmin implements Admin {
           last = last.replace(ClientConfig.REQUEST_TIMEOUT_MS + "=" + attemptTimeout + " ms",
               attemptTimeout + " ms (the rest of " + ClientConfig.DEFAULT_API_TIMEOUT_MS + ")");
         }
+        // a last attempt that timed out on our side says little: name what the broker last answered too
+        String broker = !answered && lastAnswer != null
+            ? "; last answer from the broker: " + lastAnswer.getMessage() : "";
         throw new TributaryException(failure.errorCode(), what + ": no success within "
             + ClientConfig.DEFAULT_API_TIMEOUT_MS + "=" + settings.defaultApiTimeoutMs() + " ms"
-            + (lost != null ? ": " + lost : "") + "; last error: " + last, failure);
+            + (lost != null ? ": " + lost : "") + broker + "; last error: " + last, failure);
       }
       Metadata.sleep(pause);
     }

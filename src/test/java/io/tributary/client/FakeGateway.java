@@ -67,6 +67,8 @@ final class FakeGateway {
   final ConcurrentLinkedQueue<ErrorCode> produceFaults = new ConcurrentLinkedQueue<>();
   /** Errors answered to the next admin requests, one per request. */
   final ConcurrentLinkedQueue<ErrorCode> adminFaults = new ConcurrentLinkedQueue<>();
+  /** Admin requests to leave unanswered (after the faults are used up), as a coordinator lost while it moves. */
+  final java.util.concurrent.atomic.AtomicInteger adminDrops = new java.util.concurrent.atomic.AtomicInteger();
   /** Number of next produce requests that are appended but not answered (a lost answer). */
   final AtomicInteger dropProduceReplies = new AtomicInteger();
   /** Whether produce requests are ignored entirely (a broker that never answers). */
@@ -355,6 +357,9 @@ final class FakeGateway {
     if (fault != null) {
       replyTo.tell(AdminResponse.failed(fault, "injected"));
       return;
+    }
+    if (adminDrops.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      return; // never answered
     }
     if (request instanceof AdminRequest.CreateTopic c) {
       String invalid = TopicNames.invalidReason(c.name());

@@ -89,6 +89,25 @@ class TributaryAdminTest {
     }
   }
 
+  /**
+   * The broker answered a retriable error, then nothing until default.api.timeout.ms ran out: the give-up message
+   * names the broker's last answer, not only the last attempt's timeout (cut to what was left of the time).
+   */
+  @Test
+  void theGiveUpMessageNamesTheBrokersLastAnswer() {
+    try (TributaryClient client = client(Map.of(ClientConfig.RETRY_BACKOFF_MS, 10,
+            ClientConfig.REQUEST_TIMEOUT_MS, 300, ClientConfig.DEFAULT_API_TIMEOUT_MS, 1000));
+        Admin admin = client.admin()) {
+      fake.adminFaults.add(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      fake.adminDrops.set(1000);
+      TributaryException e = assertThrows(TributaryException.class, admin::listTopics);
+      assertEquals(ErrorCode.REQUEST_TIMED_OUT, e.errorCode(), e.getMessage());
+      assertTrue(e.getMessage().startsWith("REQUEST_TIMED_OUT: list topics: no success within"
+          + " default.api.timeout.ms=1000 ms; last answer from the broker: COORDINATOR_NOT_AVAILABLE: injected;"
+          + " last error: "), e.getMessage());
+    }
+  }
+
   @Test
   void aClosedAdminRefusesCalls() {
     try (TributaryClient client = client(Map.of())) {
