@@ -142,62 +142,62 @@ public final class Gateway {
     return local != null ? local : router;
   }
 
-  private enum ControllerTimeout {
+  private enum SingletonTimeout {
     INSTANCE
   }
 
   /**
-   * A child that sends {@code r} to the controller answered to itself, passes the answer on to the client, or answers
-   * REQUEST_TIMED_OUT after {@code timeout}; then stops.
+   * A child that sends a request answered to itself ({@code send} builds it from the child's ref), passes the first
+   * answer on to the client ({@code passOn}), or, when none came within {@code timeout}, has {@code onTimeout} answer
+   * the client with a retriable error; then it stops. Serves the controller and the group coordinator: a request sent
+   * while such a singleton moves off a node that just died is lost on the way, and the client would otherwise wait
+   * its whole {@code request.timeout.ms} (30 s).
    */
+  private static Behavior<Object> forward(
+      java.util.function.Consumer<ActorRef<Object>> send,
+      java.util.function.Consumer<Object> passOn,
+      Runnable onTimeout,
+      Duration timeout) {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+      timers.startSingleTimer(SingletonTimeout.INSTANCE, timeout);
+      send.accept(ctx.getSelf());
+      return Behaviors.receive(Object.class)
+          .onMessage(SingletonTimeout.class, t -> {
+            onTimeout.run();
+            return Behaviors.stopped();
+          })
+          .onAnyMessage(answer -> {
+            passOn.accept(answer);
+            return Behaviors.stopped();
+          })
+          .build();
+    }));
+  }
+
+  /** {@link #forward} of an admin request to the controller; REQUEST_TIMED_OUT (the admin client retries it). */
   private static Behavior<Object> forwardAdmin(
       ActorRef<Controller.Command> controller, AdminRequest r, Duration timeout) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-      timers.startSingleTimer(ControllerTimeout.INSTANCE, timeout);
-      controller.tell(new Controller.Admin(r.withReplyTo(ctx.getSelf().narrow())));
-      return Behaviors.receive(Object.class)
-          .onMessage(AdminResponse.class, response -> {
-            replyAdmin(r, response);
-            return Behaviors.stopped();
-          })
-          .onMessage(ControllerTimeout.class, t -> {
-            replyAdmin(r, AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
-                + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"));
-            return Behaviors.stopped();
-          })
-          .build();
-    }));
-  }
-
-  private enum CoordinatorTimeout {
-    INSTANCE
+    return forward(
+        self -> controller.tell(new Controller.Admin(r.withReplyTo(self.narrow()))),
+        answer -> replyAdmin(r, (AdminResponse) answer),
+        () -> replyAdmin(r, AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
+            + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry")),
+        timeout);
   }
 
   /**
-   * A child that sends {@code r} to the group coordinator answered to itself, passes the answer on to the client, or
-   * answers COORDINATOR_NOT_AVAILABLE (retriable, as Kafka's answer while a coordinator moves) after {@code timeout};
-   * then stops. A request sent while the coordinator singleton moves off a node that just died is lost on the way;
-   * without this a commit would wait the client's whole {@code request.timeout.ms} (30 s).
+   * {@link #forward} of a group request to the group coordinator; COORDINATOR_NOT_AVAILABLE (retriable, as Kafka's
+   * answer while a coordinator moves), in the request's own response type.
    */
+  @SuppressWarnings("unchecked")
   private static Behavior<Object> forwardGroup(
       ActorRef<GroupCoordinator.Command> groups, GroupProtocol.GroupRequest r, Duration timeout) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-      timers.startSingleTimer(CoordinatorTimeout.INSTANCE, timeout);
-      groups.tell(new GroupCoordinator.Request(GroupProtocol.withReplyTo(r, ctx.getSelf())));
-      return Behaviors.receive(Object.class)
-          .onMessage(CoordinatorTimeout.class, t -> {
-            GroupProtocol.fail(r, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group coordinator did not answer within "
-                + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry");
-            return Behaviors.stopped();
-          })
-          .onAnyMessage(response -> {
-            @SuppressWarnings("unchecked")
-            ActorRef<Object> client = (ActorRef<Object>) GroupProtocol.replyTo(r);
-            client.tell(response);
-            return Behaviors.stopped();
-          })
-          .build();
-    }));
+    return forward(
+        self -> groups.tell(new GroupCoordinator.Request(GroupProtocol.withReplyTo(r, self))),
+        answer -> ((ActorRef<Object>) GroupProtocol.replyTo(r)).tell(answer),
+        () -> GroupProtocol.fail(r, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group coordinator did not answer within "
+            + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"),
+        timeout);
   }
 
   private static void replyAdmin(AdminRequest r, AdminResponse response) {

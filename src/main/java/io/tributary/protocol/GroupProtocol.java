@@ -308,7 +308,10 @@ public final class GroupProtocol {
 
   /**
    * A copy of {@code r} answered to {@code replyTo} instead of its own reply-to (the gateway's forwarding child uses
-   * it); {@link AssignmentAck}, which is not answered, is returned as it is.
+   * it); {@link AssignmentAck}, which is not answered, is returned as it is. A pure function: any thread.
+   *
+   * @param replyTo must accept the response type of {@code r} (e.g. {@link GroupResponse} for a commit); it is cast
+   *     unchecked
    */
   @SuppressWarnings("unchecked")
   public static GroupRequest withReplyTo(GroupRequest r, ActorRef<?> replyTo) {
@@ -337,7 +340,10 @@ public final class GroupProtocol {
     return r;
   }
 
-  /** The reply-to of {@code r}, or {@code null} for a request that is not answered ({@link AssignmentAck}). */
+  /**
+   * The reply-to of {@code r}, or {@code null} for a request that is not answered ({@link AssignmentAck}). Any
+   * thread.
+   */
   public static ActorRef<?> replyTo(GroupRequest r) {
     if (r instanceof JoinGroup j) {
       return j.replyTo();
@@ -361,7 +367,10 @@ public final class GroupProtocol {
     return null;
   }
 
-  /** Answers {@code r} with {@code error} in its own response type (nothing for {@link AssignmentAck}). */
+  /**
+   * Answers {@code r} with {@code error} and {@code message} in its own response type (nothing for {@link
+   * AssignmentAck}); the group's generation in the answer is -1. Only sends a message: any thread or actor.
+   */
   public static void fail(GroupRequest r, ErrorCode error, String message) {
     if (r instanceof JoinGroup j) {
       j.replyTo().tell(new JoinGroupResponse(error, message, j.memberId(), -1));
