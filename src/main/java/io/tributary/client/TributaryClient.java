@@ -553,6 +553,10 @@ public final class TributaryClient implements AutoCloseable {
     settings.put("akka.remote.artery.canonical.port", port);
     settings.put("akka.remote.artery.bind.hostname", "");
     settings.put("akka.remote.artery.bind.port", "");
+    // responses are addressed to temporary reply-to refs, which never repeat: nothing for Artery's actor-ref
+    // compression to win, only its per-message heavy-hitter counting to pay (the broker turns it off as well)
+    settings.put("akka.remote.artery.advanced.compression.actor-refs.max", "off");
+    settings.put("akka.remote.artery.advanced.compression.manifests.max", "off");
     settings.put("akka.remote.warn-about-direct-use", "off");
     settings.put("akka.remote.warn-unsafe-watch-outside-cluster", "off");
     // a client is never a cluster member; this only turns Akka's start-up warning about that into an info line

@@ -172,6 +172,14 @@ final class Wire {
         return null;
       }
       need(n);
+      if (buf.hasArray()) {
+        // Arrays.copyOfRange allocates without zeroing the array first (C2 intrinsic), buf.get(new byte[n]) does not:
+        // a produce request's record batch is most of its frame (up to batch.size, 64 KiB by default)
+        int from = buf.arrayOffset() + buf.position();
+        byte[] b = Arrays.copyOfRange(buf.array(), from, from + n);
+        buf.position(buf.position() + n);
+        return b;
+      }
       byte[] b = new byte[n];
       buf.get(b);
       return b;

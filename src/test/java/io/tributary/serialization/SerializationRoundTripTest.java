@@ -241,6 +241,34 @@ class SerializationRoundTripTest {
     assertEquals(n == null ? m : n, n == null ? back : normalize(back));
   }
 
+  /**
+   * Artery's TCP path: a received frame is a heap buffer over its own array (here a slice, so that its array offset is
+   * not 0, with unrelated bytes around it). What is read is copied out of the frame: overwriting the frame afterwards
+   * changes nothing in the message.
+   */
+  @ParameterizedTest
+  @MethodSource("messages")
+  void roundTripsThroughAHeapFrameAndKeepsNoViewOfIt(Object m) throws Exception {
+    Serializer ser = serialization.findSerializerFor(m);
+    if (!(ser instanceof TributarySerializer s)) {
+      return;
+    }
+    byte[] encoded = s.toBinary(m);
+    byte[] frame = new byte[7 + 4 + encoded.length + 5];
+    java.util.Arrays.fill(frame, (byte) 0x5A);
+    java.nio.ByteBuffer.wrap(frame, 7, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0x01020304);
+    System.arraycopy(encoded, 0, frame, 11, encoded.length);
+    java.nio.ByteBuffer buf =
+        java.nio.ByteBuffer.wrap(frame, 7, 4 + encoded.length).slice().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    assertEquals(7, buf.arrayOffset());
+    assertEquals(0x01020304, buf.getInt());
+    Object back = s.fromBinary(buf, s.manifest(m));
+    assertEquals(buf.limit(), buf.position(), "read to the end of the message");
+    java.util.Arrays.fill(frame, (byte) 0);
+    String n = normalize(m);
+    assertEquals(n == null ? m : n, n == null ? back : normalize(back));
+  }
+
   @Test
   void aMessageLargerThanTheEnvelopeOverflowsInsteadOfBeingCut() throws Exception {
     TributarySerializer s = (TributarySerializer) serialization.serializerFor(PartitionLeader.RecordsAppended.class);
