@@ -114,7 +114,7 @@ public final class Gateway {
             return Behaviors.same();
           })
           .onMessage(GroupProtocol.GroupRequest.class, r -> {
-            if (r instanceof GroupProtocol.JoinGroup || GroupProtocol.replyTo(r) == null) {
+            if (r instanceof GroupProtocol.JoinGroup || r.replyTo() == null) {
               // a join is answered when its rebalance completes (up to the member's rebalance timeout), an
               // assignment ack not at all: both go straight to the coordinator, which checks the version
               groups.tell(new GroupCoordinator.Request(r));
@@ -194,7 +194,7 @@ public final class Gateway {
       ActorRef<GroupCoordinator.Command> groups, GroupProtocol.GroupRequest r, Duration timeout) {
     return forward(
         self -> groups.tell(new GroupCoordinator.Request(GroupProtocol.withReplyTo(r, self))),
-        answer -> ((ActorRef<Object>) GroupProtocol.replyTo(r)).tell(answer),
+        answer -> ((ActorRef<Object>) r.replyTo()).tell(answer),
         () -> GroupProtocol.fail(r, ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group coordinator did not answer within "
             + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"),
         timeout);

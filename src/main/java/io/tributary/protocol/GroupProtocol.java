@@ -70,6 +70,14 @@ public final class GroupProtocol {
   public interface GroupRequest extends ClientRequest, CborSerializable {
     /** The group this request is about. */
     String groupId();
+
+    /**
+     * Where the answer goes: each answered request's {@code replyTo} component; {@code null} for a request that is
+     * not answered ({@link AssignmentAck}). Any thread.
+     */
+    default ActorRef<?> replyTo() {
+      return null;
+    }
   }
 
   /**
@@ -338,33 +346,6 @@ public final class GroupProtocol {
       return new DeleteGroup(d.version(), d.groupId(), (ActorRef<GroupResponse>) replyTo);
     }
     return r;
-  }
-
-  /**
-   * The reply-to of {@code r}, or {@code null} for a request that is not answered ({@link AssignmentAck}). Any
-   * thread.
-   */
-  public static ActorRef<?> replyTo(GroupRequest r) {
-    if (r instanceof JoinGroup j) {
-      return j.replyTo();
-    } else if (r instanceof Heartbeat h) {
-      return h.replyTo();
-    } else if (r instanceof LeaveGroup l) {
-      return l.replyTo();
-    } else if (r instanceof OffsetCommit c) {
-      return c.replyTo();
-    } else if (r instanceof OffsetFetch f) {
-      return f.replyTo();
-    } else if (r instanceof ListGroups l) {
-      return l.replyTo();
-    } else if (r instanceof DescribeGroup d) {
-      return d.replyTo();
-    } else if (r instanceof ResetOffsets reset) {
-      return reset.replyTo();
-    } else if (r instanceof DeleteGroup d) {
-      return d.replyTo();
-    }
-    return null;
   }
 
   /**
