@@ -128,6 +128,9 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     INSTANCE
   }
 
+  /** How often member sessions are checked for expiry while any group has members. */
+  private static final Duration TICK = Duration.ofMillis(250);
+
   private enum Tick implements Internal {
     INSTANCE
   }
@@ -275,7 +278,6 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     this.checkpointStart = new long[n];
     java.util.Arrays.fill(checkpointStart, -1);
     ctx.getSelf().tell(StartLoad.INSTANCE);
-    timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofMillis(250));
     timers.startTimerWithFixedDelay(RefreshMetadata.INSTANCE, groupSettings.metadataRefreshInterval());
   }
 
@@ -446,6 +448,9 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
       }
       boolean wasEmpty = !g.hasPresentMembers();
       g.members.put(m.memberId, m);
+      if (!timers.isTimerActive(Tick.INSTANCE)) { // session expiry checks, only while some group has members
+        timers.startTimerWithFixedDelay(Tick.INSTANCE, TICK);
+      }
       update(m, j);
       if (rebalance) {
         scheduleRebalance(g, wasEmpty);
@@ -611,6 +616,7 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
 
   private Behavior<Command> onTick() {
     long now = System.nanoTime();
+    boolean anyMembers = false;
     for (Group g : new ArrayList<>(groups.values())) {
       for (Member m : new ArrayList<>(g.members.values())) {
         if (!m.present()) {
@@ -625,6 +631,10 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
           removeMember(g, m, "no heartbeat within session.timeout.ms");
         }
       }
+      anyMembers |= !g.members.isEmpty();
+    }
+    if (!anyMembers) {
+      timers.cancel(Tick.INSTANCE); // an idle coordinator does not wake 4 times a second; the next join restarts it
     }
     return this;
   }

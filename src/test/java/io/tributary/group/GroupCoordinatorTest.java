@@ -19,6 +19,7 @@ import io.tributary.protocol.GroupProtocol.JoinGroup;
 import io.tributary.protocol.GroupProtocol.JoinGroupResponse;
 import io.tributary.protocol.GroupProtocol.LeaveGroup;
 import io.tributary.protocol.GroupProtocol.MemberEvent;
+import io.tributary.protocol.GroupProtocol.MemberRemoved;
 import io.tributary.protocol.GroupProtocol.OffsetCommit;
 import io.tributary.protocol.GroupProtocol.OffsetFetch;
 import io.tributary.protocol.GroupProtocol.OffsetFetchResponse;
@@ -76,8 +77,12 @@ class GroupCoordinatorTest {
     }
 
     JoinGroupResponse join(List<String> topics, String assignor, String instanceId) {
+      return join(topics, assignor, instanceId, 10_000);
+    }
+
+    JoinGroupResponse join(List<String> topics, String assignor, String instanceId, int sessionTimeoutMs) {
       JoinGroupResponse r = gw.ask(rt -> new JoinGroup(ProtocolVersions.CURRENT, group, memberId, instanceId, "test",
-          topics, null, List.of(assignor), 10_000, 30_000, List.copyOf(owned), probe.getRef(), rt));
+          topics, null, List.of(assignor), sessionTimeoutMs, 30_000, List.copyOf(owned), probe.getRef(), rt));
       if (r.error() == ErrorCode.NONE) {
         memberId = r.memberId();
       }
@@ -262,6 +267,36 @@ class GroupCoordinatorTest {
         g, rt)).error());
     assertEquals(ErrorCode.GROUP_ID_NOT_FOUND, gw.<DescribeGroupResponse>ask(rt -> new DescribeGroup(
         ProtocolVersions.CURRENT, "no-such-group", rt)).error());
+  }
+
+  /** Acknowledges pushes until the coordinator removes the member; the removal. */
+  private static MemberRemoved awaitRemoval(M m) {
+    while (true) {
+      MemberEvent e = m.probe.receiveMessage(Duration.ofSeconds(30));
+      if (e instanceof MemberRemoved removed) {
+        return removed;
+      }
+      m.apply((AssignmentChanged) e);
+    }
+  }
+
+  @Test
+  void aMemberWithoutHeartbeatsIsRemovedAfterItsSessionTimeoutAlsoOnceTheCoordinatorHadNoMembers() {
+    // the coordinator checks sessions only while some group has members: the second member joins after the first
+    // one's removal may have left it without any, and must be expired all the same
+    String t = topic(1);
+    M a = new M("g-session-" + N.incrementAndGet());
+    assertEquals(ErrorCode.NONE, a.join(List.of(t), "range", null, 600).error());
+    MemberRemoved first = awaitRemoval(a);
+    assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, first.error());
+    assertEquals(a.memberId, first.memberId());
+
+    M b = new M("g-session-" + N.incrementAndGet());
+    assertEquals(ErrorCode.NONE, b.join(List.of(t), "range", null, 600).error());
+    assertEquals(1, b.next().assigned().size(), "the new member got the partition");
+    MemberRemoved second = awaitRemoval(b);
+    assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, second.error());
+    assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, b.heartbeat().error(), "the coordinator no longer knows it");
   }
 
   @Test
