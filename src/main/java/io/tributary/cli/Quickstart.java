@@ -117,7 +117,7 @@ final class Quickstart {
       }
       say("Created topic " + topic + " with " + PARTITIONS + " partitions");
       say(String.format(Locale.ROOT,
-          "Streaming %d lines (%.2f MB) of %s, one record per line keyed by line number (acks=all),"
+          "Streaming %d lines (%.2f MiB of text) of %s, one record per line keyed by line number (acks=all),"
               + " and reading them back from the beginning of all %d partitions",
           input.lines(), input.lineBytes() / MB, input.name(), PARTITIONS));
 
@@ -257,7 +257,7 @@ final class Quickstart {
     List<String> lines = new ArrayList<>();
     if (rep.ok()) {
       lines.add(String.format(Locale.ROOT,
-          "Quickstart passed: %d lines (%.2f MB) of %s went through topic %s and came back intact.",
+          "Quickstart passed: %d lines (%.2f MiB of text) of %s went through topic %s and came back intact.",
           rep.lines(), mb, input.name(), r.topic()));
     } else {
       lines.add(String.format(Locale.ROOT, "Quickstart FAILED: %s (of %d lines, %d records consumed).",

@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
           + " keyed by its line number (acks=all), reads everything back from the beginning of all partitions and"
           + " checks that every line arrived exactly once, in order per partition and byte-identical. Exits 0 on"
           + " success, 1 if anything is missing, duplicated, out of order or altered.",
-      "Without --file it streams the King James Bible (31,102 verses, 4.4 MB) that ships with Tributary."
+      "Without --file it streams the King James Bible (31,102 verses, 4.2 MiB) that ships with Tributary."
     })
 final class QuickstartCommand implements Callable<Integer> {
   @Option(
