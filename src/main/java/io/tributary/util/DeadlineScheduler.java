@@ -142,6 +142,13 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
     }
   }
 
+  /** Removes a queued task from the timer's queue, if it is there (null: not queued yet). */
+  private static void unqueue(ScheduledFuture<?> queued) {
+    if (queued != null) {
+      queued.cancel(false);
+    }
+  }
+
   /** On the timer thread: hands a due task to its execution context; one that is shut down drops it, as Akka's. */
   private static void dispatch(ExecutionContext executor, Runnable runnable) {
     try {
@@ -216,10 +223,7 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
         return false;
       }
       runOnClose.remove(this);
-      ScheduledFuture<?> f = future;
-      if (f != null) {
-        f.cancel(false);
-      }
+      unqueue(future);
       return true;
     }
 
@@ -280,10 +284,7 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
         return false;
       }
       cancelled = true;
-      ScheduledFuture<?> f = queued;
-      if (f != null) {
-        f.cancel(false);
-      }
+      unqueue(queued);
       return true;
     }
 
