@@ -68,6 +68,13 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
     timer.setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
   }
 
+  /**
+   * Runs {@code runnable} on {@code executor} once {@code delay} has passed (at once, on the calling thread's hand-off
+   * to {@code executor}, for a delay ≤ 0). Callable from any thread.
+   *
+   * @return cancels the task while it is still queued ({@code cancel()} true) and removes it from the queue
+   * @throws IllegalStateException after {@link #close()}
+   */
   @Override
   public Cancellable scheduleOnce(FiniteDuration delay, Runnable runnable, ExecutionContext executor) {
     long nanos = delay.toNanos();
@@ -90,6 +97,16 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
     return new Once(submit(() -> dispatch(executor, runnable), nanos));
   }
 
+  /**
+   * Runs {@code runnable} on {@code executor} after {@code initialDelay} and then at the fixed rate {@code interval}
+   * (Akka's {@code scheduleAtFixedRate}): a run is queued only when the previous one has ended, for the next point of
+   * the rate, so runs never overlap and late ones catch up. A run that throws ends the repetition. Callable from any
+   * thread.
+   *
+   * @return stops the repetition, also between two runs
+   * @throws IllegalArgumentException if {@code interval} is not positive
+   * @throws IllegalStateException after {@link #close()}
+   */
   @Override
   public Cancellable schedule(
       FiniteDuration initialDelay, FiniteDuration interval, Runnable runnable, ExecutionContext executor) {
@@ -103,6 +120,7 @@ public final class DeadlineScheduler implements Scheduler, Closeable {
     return task;
   }
 
+  /** 1000 per second: the JDK's timed wait has no tick; Akka reads this to bound its own rates. */
   @Override
   public double maxFrequency() {
     return 1000.0;
