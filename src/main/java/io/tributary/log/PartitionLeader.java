@@ -737,7 +737,10 @@ public final class PartitionLeader
    * in order, each against the table plus the batches accepted before it in the same flush. A retry of a batch
    * accepted earlier in the same flush (a producer whose first attempt timed out on its side while the attempt still
    * waited here) is not appended but answered with the original's offset once that is appended: answering
-   * OUT_OF_ORDER_SEQUENCE_NUMBER would make the producer re-seal it under a new epoch and write it twice.
+   * OUT_OF_ORDER_SEQUENCE_NUMBER would make the producer re-seal it under a new epoch and write it twice. For the same
+   * reason a batch that does not follow the producer's batch accepted before it in the same flush is first looked up
+   * in the table: it may be a retry of a batch an earlier flush appended, arriving after its successor's first attempt
+   * (both in flight when the producer's gateway failed over).
    *
    * @param echoes filled with those retries, in order of their originals
    * @return the batches to append
@@ -764,30 +767,28 @@ public final class PartitionLeader
           continue;
         }
         if (!next) {
-          reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-              "Batch with sequence " + b.baseSequence() + " does not follow " + prev.lastSequence()
-                  + " for producer " + pid));
+          // a retry of a batch appended by an earlier flush may arrive after its successor's first attempt (both
+          // sent again after a gateway failover): it is a duplicate, not a gap
+          ProducerStateTable.Check check = state.producers().check(pid, b.producerEpoch(), b.baseSequence(),
+              b.lastSequence());
+          if (check.result() == ProducerStateTable.Result.DUPLICATE) {
+            answerDuplicate(state, p.request(), check);
+          } else {
+            rejectSequence(p.request(), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                "Batch with sequence " + b.baseSequence() + " does not follow " + prev.lastSequence()
+                    + " for producer " + pid);
+          }
           continue;
         }
       } else {
         ProducerStateTable.Check check = state.producers().check(pid, b.producerEpoch(), b.baseSequence(),
             b.lastSequence());
         if (check.result() == ProducerStateTable.Result.DUPLICATE) {
-          ProduceRequest req = p.request();
-          if (req.acks() == -1 && check.lastOffset() >= state.highWatermark()) {
-            parkedAcks.addLast(new ParkedAck(req, check.baseOffset(), check.lastOffset() + 1,
-                clock.millis() + Math.max(1, req.timeoutMs())));
-            if (!timers.isTimerActive(AckTimeoutCheck.INSTANCE)) {
-              timers.startTimerWithFixedDelay(AckTimeoutCheck.INSTANCE, java.time.Duration.ofMillis(100));
-            }
-          } else {
-            reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, check.baseOffset(), -1L,
-                state.logStartOffset()));
-          }
+          answerDuplicate(state, p.request(), check);
           continue;
         }
         if (check.result() != ProducerStateTable.Result.APPEND) {
-          reply(p.request(), ProduceResponse.failed(topic, partition, check.errorCode(), check.message()));
+          rejectSequence(p.request(), check.errorCode(), check.message());
           continue;
         }
       }
@@ -799,6 +800,34 @@ public final class PartitionLeader
     }
     echoes.sort(java.util.Comparator.comparingInt(Echo::originalIndex)); // stable: retries keep their order
     return out;
+  }
+
+  /**
+   * Answers a retry of a batch the producer state table holds with the original's offsets: at once, or for acks=all
+   * once the high watermark passes the original (parked as an appended batch's answer is).
+   */
+  private void answerDuplicate(PartitionLog state, ProduceRequest req, ProducerStateTable.Check check) {
+    if (req.acks() == -1 && check.lastOffset() >= state.highWatermark()) {
+      parkedAcks.addLast(new ParkedAck(req, check.baseOffset(), check.lastOffset() + 1,
+          clock.millis() + Math.max(1, req.timeoutMs())));
+      if (!timers.isTimerActive(AckTimeoutCheck.INSTANCE)) {
+        timers.startTimerWithFixedDelay(AckTimeoutCheck.INSTANCE, java.time.Duration.ofMillis(100));
+      }
+    } else {
+      reply(req, new ProduceResponse(topic, partition, ErrorCode.NONE, null, check.baseOffset(), -1L,
+          state.logStartOffset()));
+    }
+  }
+
+  /**
+   * Refuses a batch for its producer state (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID,
+   * INVALID_PRODUCER_EPOCH), logged at INFO: such an answer makes an idempotent producer bump its epoch and resend, so
+   * it is rare and worth seeing when a batch ends up stored twice.
+   */
+  private void rejectSequence(ProduceRequest req, ErrorCode error, String message) {
+    ctx.getLog().info("Partition {} (leader epoch {}): {} for a produce request: {}", entityId, meta.leaderEpoch(),
+        error, message);
+    reply(req, ProduceResponse.failed(topic, partition, error, message));
   }
 
   /** The index in {@code out} of the batch (among {@code indexes}) that {@code b} repeats (epoch, sequences), or -1. */

@@ -137,6 +137,42 @@ class PartitionLeaderTest {
     }
   }
 
+  /**
+   * A retry of a batch appended by an earlier group commit that reaches the leader after its successor's first
+   * attempt, in one group commit with it (a producer resending both after a gateway failover while the first attempts
+   * still travel), is answered as a duplicate with the original offset, not OUT_OF_ORDER_SEQUENCE_NUMBER (which would
+   * make the producer re-seal it under a new epoch and store it twice). Sent pipelined as batch 0, then for each i
+   * batch i+1 followed by the retry of batch i, so that many such pairs share a flush whose predecessor appended the
+   * original.
+   */
+  @Test
+  void aRetryThatArrivesAfterItsSuccessorIsAnsweredWithTheOriginalOffset() {
+    String t = newTopic(Map.of());
+    int batches = 300;
+    byte[][] sealed = new byte[batches][];
+    for (int i = 0; i < batches; i++) {
+      sealed[i] = RecordBatch.withProducerState(Gw.batch("r" + i + "-", 2, 1000), 8L, (short) 0, 2 * i);
+    }
+    List<CompletionStage<ProduceResponse>> first = new ArrayList<>();
+    List<CompletionStage<ProduceResponse>> retry = new ArrayList<>();
+    first.add(gw.produceAsync(t, 0, sealed[0].clone()));
+    for (int i = 0; i < batches; i++) {
+      if (i + 1 < batches) {
+        first.add(gw.produceAsync(t, 0, sealed[i + 1].clone()));
+      }
+      retry.add(gw.produceAsync(t, 0, sealed[i].clone()));
+    }
+    for (int i = 0; i < batches; i++) {
+      ProduceResponse a = first.get(i).toCompletableFuture().join();
+      ProduceResponse b = retry.get(i).toCompletableFuture().join();
+      assertEquals(ErrorCode.NONE, a.error(), a.errorMessage());
+      assertEquals(2L * i, a.baseOffset());
+      assertEquals(ErrorCode.NONE, b.error(), "batch " + i + "'s retry: " + b.errorMessage());
+      assertEquals(2L * i, b.baseOffset(), "the retry is answered with the original offset");
+    }
+    assertEquals(2L * batches, gw.status(t, 0).logEndOffset(), "every batch stored once");
+  }
+
   @Test
   void fetchAtLogEndLongPollsUntilRecordsArrive() {
     String t = newTopic(Map.of());
