@@ -69,6 +69,8 @@ import java.util.concurrent.CompletionStage;
  *       leader epoch.
  *   <li><b>Controlled shutdown</b> ({@link ControlledShutdown}): a node that is leaving asks first; its leaderships
  *       move to other in-sync replicas and it leaves the ISRs, so producers see only a retriable error.
+ *   <li><b>Metadata for a starting node</b> ({@link SyncTopics}): a replica manager that starts asks for every
+ *       topic before it lets a local replica lead, since its durable copy may be stale.
  *   <li><b>Preferred leaders</b>: every {@code leader.imbalance.check.interval.seconds}, if
  *       {@code auto.leader.rebalance.enable}, a partition whose first replica is alive and in sync but not leading is
  *       given back to it.
@@ -135,6 +137,20 @@ public final class Controller {
       implements CborSerializable {
     @JsonCreator
     public ControlledShutdownResult {}
+  }
+
+  /**
+   * A node's replica manager (re)started and asks for the current metadata before it lets any local replica lead:
+   * answered with every topic as the controller holds it ({@link ReplicaManager.TopicsSnapshot}). Its Distributed
+   * Data copy may be stale: restored from the node's durable store, it can still name the node as a leader it was
+   * before a controlled shutdown moved the leadership away.
+   *
+   * @param replyTo the asking replica manager
+   */
+  public record SyncTopics(@JsonProperty("replyTo") ActorRef<PartitionLeader.Command> replyTo)
+      implements Command, CborSerializable {
+    @JsonCreator
+    public SyncTopics {}
   }
 
   private interface Internal extends Command, akka.actor.NoSerializationVerificationNeeded {}
@@ -295,9 +311,18 @@ public final class Controller {
           onControlledShutdown(m);
           return Behaviors.same();
         })
+        .onMessage(SyncTopics.class, m -> {
+          m.replyTo().tell(new ReplicaManager.TopicsSnapshot(List.copyOf(topics.values())));
+          return Behaviors.same();
+        })
         .onMessage(MembershipChanged.class, m -> {
           if (m.event() instanceof ClusterEvent.MemberRemoved r) {
             shuttingDown.remove(r.member().address().toString());
+          }
+          if (m.event() instanceof ClusterEvent.ReachableMember r) {
+            // pushes skipped it while it was unreachable: a replica there may still lead on what it knew before
+            partitions.tell(new ReplicaManager.ToReplica(r.member().address().toString(),
+                new ReplicaManager.TopicsChanged(List.copyOf(topics.values()), List.of())));
           }
           reconcile(m.event().getClass().getSimpleName());
           return Behaviors.same();

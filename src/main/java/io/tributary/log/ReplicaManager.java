@@ -48,7 +48,12 @@ import java.util.Map;
  *
  * <p>Metadata: both subscribe to the {@link ClusterMetadata#TOPICS} map in Distributed Data; the controller also
  * pushes every change it writes to every manager ({@link TopicsChanged}), which passes it to its router, so a
- * leader change reaches the nodes without waiting for gossip. Newer versions win.
+ * leader change reaches the nodes without waiting for gossip. Newer versions win. A manager that starts (a node
+ * that starts or restarts) makes no local replica leader until the controller has answered its {@link
+ * Controller.SyncTopics} with the current metadata ({@link TopicsSnapshot}): the node's own copy, restored from its
+ * durable store, may still name it as the leader it was before it left, and a replica leading on that stale view
+ * would acknowledge appends the real leader never gets (as Kafka's brokers, which lead only when the controller says
+ * so). Follower roles are taken at once.
  *
  * <p>Confinement: each actor's state is touched only on its own thread.
  */
@@ -81,6 +86,32 @@ public final class ReplicaManager {
       implements PartitionLeader.Command, CborSerializable {
     @JsonCreator
     public TopicsChanged {}
+
+    @Override
+    public String entityId() {
+      return "";
+    }
+  }
+
+  /**
+   * The controller's answer to {@link Controller.SyncTopics}: every topic as it holds them. Control plane (CBOR).
+   *
+   * @param topics every topic, whole
+   */
+  public record TopicsSnapshot(@JsonProperty("topics") List<TopicMetadata> topics)
+      implements PartitionLeader.Command, CborSerializable {
+    @JsonCreator
+    public TopicsSnapshot {}
+
+    @Override
+    public String entityId() {
+      return "";
+    }
+  }
+
+  /** The manager asks the controller again for {@link TopicsSnapshot} if none came yet. */
+  private enum SyncRetry implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
+    INSTANCE;
 
     @Override
     public String entityId() {
@@ -331,6 +362,9 @@ public final class ReplicaManager {
   // ------------------------------------------------------------------ manager
 
   private static final class Manager {
+    /** How often a manager that has no answer to {@link Controller.SyncTopics} asks again, ms. */
+    private static final long SYNC_RETRY_MS = 2_000L;
+
     private final ActorContext<PartitionLeader.Command> ctx;
     private final BrokerSettings settings;
     private final ReplicationSettings replication;
@@ -340,6 +374,8 @@ public final class ReplicaManager {
     private final String self;
     private Map<String, TopicMetadata> topics = new HashMap<>();
     private final Map<String, ActorRef<PartitionLeader.Command>> replicas = new HashMap<>();
+    /** Whether the controller answered {@link Controller.SyncTopics}: only then may a local replica lead. */
+    private boolean leadershipConfirmed;
 
     Manager(
         ActorContext<PartitionLeader.Command> ctx,
@@ -369,7 +405,27 @@ public final class ReplicaManager {
                 replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
                 rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
                     ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
+            requestSync();
             return Behaviors.receive(PartitionLeader.Command.class)
+                .onMessage(TopicsSnapshot.class, m -> {
+                  TopicsChanged asChange = new TopicsChanged(m.topics(), List.of());
+                  merge(topics, asChange);
+                  router.tell(asChange);
+                  if (!leadershipConfirmed) {
+                    leadershipConfirmed = true;
+                    ctx.getLog().info("The controller confirmed the metadata ({} topics): replicas on this node may "
+                        + "lead now", m.topics().size());
+                  }
+                  applyAll();
+                  publishLeaders();
+                  return Behaviors.same();
+                })
+                .onMessage(SyncRetry.class, m -> {
+                  if (!leadershipConfirmed) {
+                    requestSync();
+                  }
+                  return Behaviors.same();
+                })
                 .onMessage(MetadataChanged.class, m -> {
                   Map<String, TopicMetadata> next = new HashMap<>(m.topics());
                   // keep pushed versions that gossip has not brought yet
@@ -402,6 +458,19 @@ public final class ReplicaManager {
           });
     }
 
+    /**
+     * Asks the controller for the current metadata ({@link Controller.SyncTopics}), again every {@value
+     * #SYNC_RETRY_MS} ms until it answers. Until then no local replica is made leader: this node's copy of the
+     * metadata, restored from its durable store at start, may name it as a leader it no longer is (the controlled
+     * shutdown's move of its leaderships reached a majority of nodes, not necessarily this one). Such a stale leader
+     * would accept appends the real leader does not have and refuse an idempotent producer's batches as out of
+     * sequence, which makes the producer re-seal and store them twice.
+     */
+    private void requestSync() {
+      controller.tell(new Controller.SyncTopics(ctx.getSelf()));
+      ctx.scheduleOnce(java.time.Duration.ofMillis(SYNC_RETRY_MS), ctx.getSelf(), SyncRetry.INSTANCE);
+    }
+
     private void applyAll() {
       for (TopicMetadata t : topics.values()) {
         apply(t);
@@ -423,8 +492,10 @@ public final class ReplicaManager {
       for (PartitionMetadata p : t.partitions()) {
         if (p.replicas().contains(self)) {
           String entityId = PartitionLeader.entityId(t.name(), p.partition());
-          replica(entityId).tell(
-              new PartitionLeader.UpdateRole(t.name(), p.partition(), t.topicId(), config, t.state(), p));
+          ActorRef<PartitionLeader.Command> replica = replica(entityId); // recovers its log meanwhile
+          if (leadershipConfirmed || !leadsHere(p)) {
+            replica.tell(new PartitionLeader.UpdateRole(t.name(), p.partition(), t.topicId(), config, t.state(), p));
+          }
         }
       }
     }
@@ -442,7 +513,7 @@ public final class ReplicaManager {
         }
         ActorRef<?>[] byPartition = null;
         for (PartitionMetadata p : t.partitions()) {
-          ActorRef<PartitionLeader.Command> ref = p.hasLeader() && self.equals(p.leader())
+          ActorRef<PartitionLeader.Command> ref = leadershipConfirmed && leadsHere(p)
               ? replicas.get(PartitionLeader.entityId(t.name(), p.partition())) : null;
           if (ref == null) {
             continue;
@@ -461,6 +532,10 @@ public final class ReplicaManager {
         }
       }
       LocalLeaders.get(ctx.getSystem()).publish(view);
+    }
+
+    private boolean leadsHere(PartitionMetadata p) {
+      return p.hasLeader() && self.equals(p.leader());
     }
 
     private ActorRef<PartitionLeader.Command> replica(String entityId) {

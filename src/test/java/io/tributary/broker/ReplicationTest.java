@@ -41,8 +41,11 @@ class ReplicationTest {
   private final List<BrokerNode> nodes = new ArrayList<>();
   private final List<Path> dirs = new ArrayList<>();
 
-  private static Map<String, Object> tuning() {
-    Map<String, Object> o = new HashMap<>();
+  /** Settings added to {@link #tuning()} for every node a test starts. */
+  private final Map<String, Object> extraSettings = new HashMap<>();
+
+  private Map<String, Object> tuning() {
+    Map<String, Object> o = new HashMap<>(extraSettings);
     o.put("tributary.broker.replica.lag.time.max.ms", 3000);
     o.put("tributary.broker.leader.imbalance.check.interval.seconds", 1);
     o.put("tributary.broker.offsets.topic.num.partitions", 3);
@@ -343,6 +346,106 @@ class ReplicationTest {
       });
       assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
       assertEquals(0L, r[0].baseOffset(), "the new topic's log starts empty");
+    }
+  }
+  /**
+   * A node restarted with a stale copy of the metadata in its durable store (here: the copy it had while it led a
+   * partition, restored after a controlled shutdown moved the leadership away; in practice the move may reach a
+   * majority of nodes but not the leaving one) does not lead that partition on its stale view: its replicas take
+   * leadership only once the controller has answered the replica manager's {@code SyncTopics}. Distributed Data
+   * gossip is slowed to an hour, so the stale view would last: without that rule the restarted node acknowledges the
+   * record below as the partition's leader in the old epoch, and the real leader never has it.
+   */
+  @Test
+  void aNodeRestartedWithStaleDurableMetadataDoesNotLeadOnIt() throws Exception {
+    extraSettings.put("akka.cluster.distributed-data.gossip-interval", "1h");
+    extraSettings.put("akka.cluster.typed.receptionist.distributed-data.gossip-interval", "2s");
+    extraSettings.put("tributary.broker.auto.leader.rebalance.enable", false);
+    startCluster();
+    BrokerNode n0 = nodes.get(0);
+    Gw gw = new Gw(n0);
+    AdminResponse[] created = new AdminResponse[1];
+    await("a topic with three replicas can be created", () -> {
+      created[0] = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "stale", 3, (short) 3,
+          Map.of("min.insync.replicas", "1"), r));
+      return created[0].error() != ErrorCode.INVALID_REPLICATION_FACTOR;
+    });
+    assertEquals(ErrorCode.NONE, created[0].error(), created[0].errorMessage());
+    awaitLocalLeaders(n0, "stale", false);
+    // a partition led by node 1 or 2 (node 0 runs the controller)
+    int leaving = -1;
+    int part = -1;
+    for (PartitionDescription p : describe(n0, "stale")) {
+      for (int i = 1; i < 3 && part < 0; i++) {
+        if (nodes.get(i).system().address().toString().equals(p.leader())) {
+          leaving = i;
+          part = p.partition();
+        }
+      }
+    }
+    assertTrue(part >= 0, "a partition led by node 1 or 2");
+    int partition = part;
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      ProduceResponse r = produceAll(n0, "stale", partition, Gw.batch("a" + i + "-", 10, 1000L));
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+      for (int k = 0; k < 10; k++) {
+        expected.add("a" + i + "-" + k);
+      }
+    }
+    // the durable metadata of the leader while it leads
+    Path ddata = dirs.get(leaving).resolve("ddata");
+    Path copy = TestNodes.tempDataDir().resolve("ddata-copy");
+    copyTree(ddata, copy);
+    String leavingAddress = nodes.get(leaving).system().address().toString();
+    nodes.get(leaving).close();
+    nodes.set(leaving, null);
+    await("the partition led elsewhere", () -> !describe(n0, "stale").get(partition).leader().equals(leavingAddress));
+    for (int i = 5; i < 10; i++) {
+      int n = i;
+      ProduceResponse[] r = new ProduceResponse[1];
+      await("acks=all produce to the new leader", () -> {
+        r[0] = produceAll(n0, "stale", partition, Gw.batch("a" + n + "-", 10, 1000L));
+        return r[0].error() == ErrorCode.NONE || !r[0].error().retriable();
+      });
+      assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
+      for (int k = 0; k < 10; k++) {
+        expected.add("a" + i + "-" + k);
+      }
+    }
+    deleteTree(ddata);
+    copyTree(copy, ddata);
+
+    BrokerNode back = startNode(leaving, seed());
+    // a producer whose client went through the restarted node: acks=1, retried while the answer is retriable
+    ProduceResponse[] z = new ProduceResponse[1];
+    await("acks=1 produce through the restarted node", () -> {
+      z[0] = new Gw(back).ask(r -> new ProduceRequest(ProtocolVersions.CURRENT, "stale", partition, (short) 1, 30000,
+          Gw.batch("z-", 1, 1000L), r));
+      return z[0].error() == ErrorCode.NONE || !z[0].error().retriable();
+    });
+    assertEquals(ErrorCode.NONE, z[0].error(), z[0].errorMessage());
+    expected.add("z-0");
+    assertEquals(expected.size() - 1, z[0].baseOffset(), "appended after every acknowledged record, by the leader");
+    assertEquals(expected, readAll(n0, "stale", partition));
+  }
+
+  private static void copyTree(Path from, Path to) throws java.io.IOException {
+    try (var paths = java.nio.file.Files.walk(from)) {
+      for (Path p : (Iterable<Path>) paths::iterator) {
+        Path target = to.resolve(from.relativize(p).toString());
+        if (java.nio.file.Files.isDirectory(p)) {
+          java.nio.file.Files.createDirectories(target);
+        } else if (!p.getFileName().toString().equals("LOCK")) {
+          java.nio.file.Files.copy(p, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+    }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var paths = java.nio.file.Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 }
