@@ -145,6 +145,20 @@ class ReplicationTest {
     });
   }
 
+  /**
+   * Creates {@code topic} with 3 partitions of 3 replicas, retrying while the controller does not see the third node
+   * yet (it may see the last node Up a moment after that node itself does).
+   */
+  private static void createWithThreeReplicas(Gw gw, String topic, String minInsyncReplicas) {
+    AdminResponse[] created = new AdminResponse[1];
+    await("a topic with three replicas can be created", () -> {
+      created[0] = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, topic, 3, (short) 3,
+          Map.of("min.insync.replicas", minInsyncReplicas), r));
+      return created[0].error() != ErrorCode.INVALID_REPLICATION_FACTOR;
+    });
+    assertEquals(ErrorCode.NONE, created[0].error(), created[0].errorMessage());
+  }
+
   private static ProduceResponse produceAll(BrokerNode via, String topic, int partition, byte[] batch) {
     return new Gw(via).ask(r -> new ProduceRequest(ProtocolVersions.CURRENT, topic, partition, (short) -1, 30000,
         batch, r));
@@ -185,14 +199,7 @@ class ReplicationTest {
     startCluster();
     BrokerNode n0 = nodes.get(0);
     Gw gw = new Gw(n0);
-    // the controller may see the last node Up a moment after that node itself does
-    AdminResponse[] created = new AdminResponse[1];
-    await("a topic with three replicas can be created", () -> {
-      created[0] = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "r", 3, (short) 3,
-          Map.of("min.insync.replicas", "2"), r));
-      return created[0].error() != ErrorCode.INVALID_REPLICATION_FACTOR;
-    });
-    assertEquals(ErrorCode.NONE, created[0].error(), created[0].errorMessage());
+    createWithThreeReplicas(gw, "r", "2");
 
     // the offsets topic, created when only the first node ran, grew to three in-sync replicas as the others joined
     await("__consumer_offsets on three in-sync replicas", () -> {
@@ -364,13 +371,7 @@ class ReplicationTest {
     startCluster();
     BrokerNode n0 = nodes.get(0);
     Gw gw = new Gw(n0);
-    AdminResponse[] created = new AdminResponse[1];
-    await("a topic with three replicas can be created", () -> {
-      created[0] = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, "stale", 3, (short) 3,
-          Map.of("min.insync.replicas", "1"), r));
-      return created[0].error() != ErrorCode.INVALID_REPLICATION_FACTOR;
-    });
-    assertEquals(ErrorCode.NONE, created[0].error(), created[0].errorMessage());
+    createWithThreeReplicas(gw, "stale", "1");
     awaitLocalLeaders(n0, "stale", false);
     // a partition led by node 1 or 2 (node 0 runs the controller)
     int leaving = -1;
