@@ -31,6 +31,7 @@ import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
+import io.tributary.record.ByteUtils;
 import io.tributary.record.Compression;
 import io.tributary.record.CompressionType;
 import io.tributary.record.CorruptRecordException;
@@ -606,13 +607,14 @@ public final class PartitionLeader
     } else if (req.acks() != -1 && req.acks() != 0 && req.acks() != 1) {
       error = ErrorCode.INVALID_REQUIRED_ACKS;
       message = "acks=" + req.acks() + " (must be -1/all, 0 or 1)";
-    } else if (req.batch() == null || req.batch().length > state.config().maxMessageBytes()) {
+    } else if (req.batchBuffer() == null || req.batchLength() > state.config().maxMessageBytes()) {
       error = ErrorCode.MESSAGE_TOO_LARGE;
-      message = "The record batch is " + (req.batch() == null ? 0 : req.batch().length)
+      message = "The record batch is " + req.batchLength()
           + " bytes, larger than max.message.bytes " + state.config().maxMessageBytes() + " of " + topic;
     } else {
       try {
-        batch = RecordBatch.validate(req.batch());
+        RecordBatch.validate(req.batchBuffer(), req.batchOffset(), req.batchLength(), Integer.MAX_VALUE);
+        batch = RecordBatch.wrap(storedForm(req));
       } catch (CorruptRecordException e) {
         error = e.errorCode();
         message = e.getMessage();
@@ -667,7 +669,7 @@ public final class PartitionLeader
       b.setPartitionLeaderEpoch(meta.leaderEpoch());
       baseOffsets[i] = next;
       next = b.nextOffset();
-      events.add(new RecordsAppended(storedForm(b)));
+      events.add(new RecordsAppended(b.bytes()));
     }
     journalWrites++;
     int epochAtAppend = meta.leaderEpoch();
@@ -700,21 +702,28 @@ public final class PartitionLeader
   private static final int MIN_COMPRESSED_BATCH_BYTES = 256;
 
   /**
-   * The bytes a leader appends for {@code batch} (offsets and epoch set): with {@link #compressUncompressedBatches},
-   * an uncompressed batch of at least {@value #MIN_COMPRESSED_BATCH_BYTES} bytes becomes its LZ4 copy ({@link
+   * The bytes a leader appends for the (validated) batch of {@code req}, made when the request arrives; the flush sets
+   * their offsets and leader epoch. With {@link #compressUncompressedBatches}, an uncompressed batch of at least {@value #MIN_COMPRESSED_BATCH_BYTES} bytes becomes its LZ4 copy ({@link
    * RecordBatch#withCompressedRecords}) if that saves at least an eighth, as Kafka's broker recompresses for a topic's
-   * {@code compression.type}; anything else is appended as it came. What is appended is what the in-memory tail
+   * {@code compression.type}; anything else is appended as it came (a copy when the batch is a range of its received frame, see {@link
+   * ProduceRequest}; no copy is made for a batch compressed from the frame). What is appended is what the in-memory tail
    * holds, the journal stores, fetches and replica fetches serve (compressed over the network, decompressed by the
    * consumer: the broker never decompresses to serve), and what retention counts; followers append the leader's bytes
    * unchanged. The producer sees no difference: its acknowledgement carries offsets only.
    */
-  private byte[] storedForm(RecordBatch batch) {
-    byte[] bytes = batch.bytes();
-    if (!compressUncompressedBatches || batch.isCompressed() || bytes.length < MIN_COMPRESSED_BATCH_BYTES) {
-      return bytes;
+  private byte[] storedForm(ProduceRequest req) {
+    byte[] buf = req.batchBuffer();
+    int offset = req.batchOffset();
+    int length = req.batchLength();
+    boolean compressed = (ByteUtils.readShort(buf, offset + RecordBatch.ATTRIBUTES_OFFSET)
+        & RecordBatch.COMPRESSION_CODEC_MASK) != RecordBatch.COMPRESSION_NONE;
+    if (compressUncompressedBatches && !compressed && length >= MIN_COMPRESSED_BATCH_BYTES) {
+      byte[] lz4 = RecordBatch.withCompressedRecords(buf, offset, length, LZ4_COMPRESSOR.get(), length / 8);
+      if (lz4 != null) {
+        return lz4;
+      }
     }
-    byte[] compressed = RecordBatch.withCompressedRecords(bytes, LZ4_COMPRESSOR.get(), bytes.length / 8);
-    return compressed != null ? compressed : bytes;
+    return req.batch(); // the request's array when the batch is all of it, else a copy of its range
   }
 
   /** Answers an appended batch's request: at once for acks=0/1, once the high watermark passes it for acks=all. */

@@ -211,27 +211,45 @@ public final class RecordBatch implements Iterable<Record> {
    * @throws CorruptRecordException as {@link #validate(byte[])}
    */
   public static RecordBatch validate(byte[] bytes, int maxBatchSizeBytes) {
-    checkFrame(bytes);
-    if (bytes.length > maxBatchSizeBytes) {
+    validate(bytes, 0, bytes.length, maxBatchSizeBytes);
+    return new RecordBatch(bytes);
+  }
+
+  /**
+   * The checks of {@link #validate(byte[], int)} on the batch that is the range {@code buf[offset, offset + length)}
+   * of a larger array (e.g. a produce request's batch in its received frame), without copying it.
+   *
+   * @param buf holds the batch; not changed
+   * @param offset index of the batch's first byte
+   * @param length the batch's size in bytes
+   * @param maxBatchSizeBytes the largest accepted {@code length}, in bytes
+   * @throws CorruptRecordException as {@link #validate(byte[], int)}
+   * @throws InvalidRecordException as {@link #validate(byte[], int)}
+   * @throws IndexOutOfBoundsException if the range is not within {@code buf}
+   * @throws NullPointerException if {@code buf} is null
+   */
+  public static void validate(byte[] buf, int offset, int length, int maxBatchSizeBytes) {
+    java.util.Objects.checkFromIndexSize(offset, length, buf.length);
+    checkFrame(buf, offset, length);
+    if (length > maxBatchSizeBytes) {
       throw new InvalidRecordException(
           ErrorCode.MESSAGE_TOO_LARGE,
-          "record batch of " + bytes.length + " bytes is larger than the maximum of " + maxBatchSizeBytes);
+          "record batch of " + length + " bytes is larger than the maximum of " + maxBatchSizeBytes);
     }
-    RecordBatch batch = new RecordBatch(bytes);
-    long stored = batch.crc();
-    long computed = batch.computeCrc();
+    long stored = ByteUtils.readUnsignedInt(buf, offset + CRC_OFFSET);
+    long computed = computeCrc(buf, offset, length);
     if (stored != computed) {
       throw new CorruptRecordException(
-          "record batch CRC32C mismatch: stored " + stored + ", computed " + computed + " over " + bytes.length
+          "record batch CRC32C mismatch: stored " + stored + ", computed " + computed + " over " + length
               + " bytes");
     }
-    int codec = batch.compressionType();
+    int codec = ByteUtils.readShort(buf, offset + ATTRIBUTES_OFFSET) & COMPRESSION_CODEC_MASK;
     CompressionType type = CompressionType.forId(codec);
     if (type == null || !type.isSupported()) {
       throw unsupported(codec);
     }
-    int count = batch.recordCount();
-    int lastOffsetDelta = batch.lastOffsetDelta();
+    int count = ByteUtils.readInt(buf, offset + RECORDS_COUNT_OFFSET);
+    int lastOffsetDelta = ByteUtils.readInt(buf, offset + LAST_OFFSET_DELTA_OFFSET);
     if (count < 1) {
       throw new InvalidRecordException("record batch has an invalid records count " + count);
     }
@@ -240,17 +258,16 @@ public final class RecordBatch implements Iterable<Record> {
           "record batch has lastOffsetDelta " + lastOffsetDelta + " but " + count + " records");
     }
     if (type == CompressionType.NONE) {
-      validateRecords(bytes, RECORDS_OFFSET, bytes.length, count);
+      validateRecords(buf, offset + RECORDS_OFFSET, offset + length, count);
     } else {
       Compression.Output scratch = SCRATCH.get();
       try {
-        Compression.decompress(codec, bytes, RECORDS_OFFSET, bytes.length - RECORDS_OFFSET, scratch);
+        Compression.decompress(codec, buf, offset + RECORDS_OFFSET, length - RECORDS_OFFSET, scratch);
         validateRecords(scratch.buf, 0, scratch.count, count);
       } finally {
         scratch.release();
       }
     }
-    return batch;
   }
 
   /** Per-thread buffer that {@link #validate} decompresses into; nothing of it escapes a call. */
@@ -272,17 +289,21 @@ public final class RecordBatch implements Iterable<Record> {
   }
 
   private static void checkFrame(byte[] bytes) {
-    if (bytes.length < HEADER_SIZE) {
+    checkFrame(bytes, 0, bytes.length);
+  }
+
+  private static void checkFrame(byte[] buf, int offset, int size) {
+    if (size < HEADER_SIZE) {
       throw new CorruptRecordException(
-          "record batch of " + bytes.length + " bytes is shorter than the " + HEADER_SIZE + "-byte header");
+          "record batch of " + size + " bytes is shorter than the " + HEADER_SIZE + "-byte header");
     }
-    int length = ByteUtils.readInt(bytes, LENGTH_OFFSET);
-    if (length != bytes.length - LOG_OVERHEAD) {
+    int length = ByteUtils.readInt(buf, offset + LENGTH_OFFSET);
+    if (length != size - LOG_OVERHEAD) {
       throw new CorruptRecordException(
-          "record batch length field is " + length + " but " + (bytes.length - LOG_OVERHEAD)
+          "record batch length field is " + length + " but " + (size - LOG_OVERHEAD)
               + " bytes follow it");
     }
-    byte magic = bytes[MAGIC_OFFSET];
+    byte magic = buf[offset + MAGIC_OFFSET];
     if (magic != MAGIC) {
       throw new CorruptRecordException("record batch has magic " + magic + ", expected " + MAGIC);
     }
@@ -484,17 +505,30 @@ public final class RecordBatch implements Iterable<Record> {
    * @throws CorruptRecordException if a frame check of {@link #wrap} fails
    */
   public static byte[] withCompressedRecords(byte[] batch, Compression.Compressor compressor, int minSaving) {
-    RecordBatch b = wrap(batch);
-    if (b.isCompressed()) {
+    return withCompressedRecords(batch, 0, batch.length, compressor, minSaving);
+  }
+
+  /**
+   * As {@link #withCompressedRecords(byte[], Compression.Compressor, int)} for the batch that is the range {@code
+   * buf[offset, offset + length)} of a larger array: the compressed copy is a batch array of its own.
+   *
+   * @throws IndexOutOfBoundsException if the range is not within {@code buf}
+   */
+  public static byte[] withCompressedRecords(
+      byte[] buf, int offset, int length, Compression.Compressor compressor, int minSaving) {
+    java.util.Objects.checkFromIndexSize(offset, length, buf.length);
+    checkFrame(buf, offset, length);
+    short oldAttributes = ByteUtils.readShort(buf, offset + ATTRIBUTES_OFFSET);
+    if ((oldAttributes & COMPRESSION_CODEC_MASK) != COMPRESSION_NONE) {
       throw new IllegalArgumentException("the batch is compressed already");
     }
-    byte[] out = compressor.compress(batch, RECORDS_OFFSET, batch.length - RECORDS_OFFSET, HEADER_SIZE);
-    if (out.length > batch.length - minSaving) {
+    byte[] out = compressor.compress(buf, offset + RECORDS_OFFSET, length - RECORDS_OFFSET, HEADER_SIZE);
+    if (out.length > length - minSaving) {
       return null;
     }
-    System.arraycopy(batch, 0, out, 0, HEADER_SIZE);
+    System.arraycopy(buf, offset, out, 0, HEADER_SIZE);
     ByteUtils.writeInt(out.length - LOG_OVERHEAD, out, LENGTH_OFFSET);
-    short attributes = (short) ((b.attributes() & ~COMPRESSION_CODEC_MASK) | compressor.type().id);
+    short attributes = (short) ((oldAttributes & ~COMPRESSION_CODEC_MASK) | compressor.type().id);
     ByteUtils.writeShort(attributes, out, ATTRIBUTES_OFFSET);
     ByteUtils.writeUnsignedInt(new RecordBatch(out).computeCrc(), out, CRC_OFFSET);
     return out;
@@ -509,8 +543,12 @@ public final class RecordBatch implements Iterable<Record> {
   }
 
   private long computeCrc() {
+    return computeCrc(bytes, 0, bytes.length);
+  }
+
+  private static long computeCrc(byte[] buf, int offset, int length) {
     CRC32C crc = new CRC32C();
-    crc.update(bytes, ATTRIBUTES_OFFSET, bytes.length - ATTRIBUTES_OFFSET);
+    crc.update(buf, offset + ATTRIBUTES_OFFSET, length - ATTRIBUTES_OFFSET);
     return crc.getValue();
   }
 
@@ -681,24 +719,54 @@ public final class RecordBatch implements Iterable<Record> {
       return buf[pos++];
     }
 
+    /**
+     * Reads a zigzag varint in one pass (as {@link ByteUtils#varintEnd} then {@link ByteUtils#readVarint}, with the
+     * same result and the same refusals: at most {@value ByteUtils#MAX_VARINT_SIZE} bytes, none at or past {@code
+     * limit}). Most fields of a record are one byte long, so that case returns at once.
+     */
     int varint(String field) {
-      int end = ByteUtils.varintEnd(buf, pos, limit);
-      if (end < 0) {
-        throw overrun(field);
+      int p = pos;
+      if (p < limit) {
+        int b = buf[p];
+        if (b >= 0) {
+          pos = p + 1;
+          return (b >>> 1) ^ -(b & 1);
+        }
       }
-      int value = ByteUtils.readVarint(buf, pos);
-      pos = end;
-      return value;
+      int end = Math.min(limit, p + ByteUtils.MAX_VARINT_SIZE);
+      int value = 0;
+      for (int shift = 0; p < end; shift += 7) {
+        int b = buf[p++];
+        value |= (b & 0x7F) << shift;
+        if (b >= 0) {
+          pos = p;
+          return (value >>> 1) ^ -(value & 1);
+        }
+      }
+      throw overrun(field);
     }
 
+    /** Reads a zigzag varlong in one pass, as {@link #varint} (at most {@value ByteUtils#MAX_VARLONG_SIZE} bytes). */
     long varlong(String field) {
-      int end = ByteUtils.varlongEnd(buf, pos, limit);
-      if (end < 0) {
-        throw overrun(field);
+      int p = pos;
+      if (p < limit) {
+        int b = buf[p];
+        if (b >= 0) {
+          pos = p + 1;
+          return (b >>> 1) ^ -(b & 1);
+        }
       }
-      long value = ByteUtils.readVarlong(buf, pos);
-      pos = end;
-      return value;
+      int end = Math.min(limit, p + ByteUtils.MAX_VARLONG_SIZE);
+      long value = 0L;
+      for (int shift = 0; p < end; shift += 7) {
+        long b = buf[p++];
+        value |= (b & 0x7F) << shift;
+        if (b >= 0) {
+          pos = p;
+          return (value >>> 1) ^ -(value & 1);
+        }
+      }
+      throw overrun(field);
     }
 
     int headerCount() {

@@ -148,9 +148,9 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
   /** Initial size of a heap buffer for {@code o}: enough for its record batches plus the fields around them. */
   private static int sizeHint(Object o) {
     if (o instanceof ProduceRequest p) {
-      return p.batch().length + 512;
+      return p.batchLength() + 512;
     } else if (o instanceof PartitionLeader.Produce p) {
-      return p.request().batch().length + 512;
+      return p.request().batchLength() + 512;
     } else if (o instanceof FetchResponse r) {
       return batchBytes(r.batches()) + 512;
     } else if (o instanceof PartitionLeader.ReplicaFetchResponse r) {
@@ -268,8 +268,16 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
   }
 
   /**
-   * Reads a message from {@code buf}'s position to its limit (Artery's envelope buffer); record batches and strings
-   * are copied out, so Artery may reuse the buffer afterwards.
+   * Reads a message from {@code buf}'s position to its limit (Artery's envelope buffer). Strings and the record
+   * batches of responses are copied out. The record batch of a produce request (PQ, LP) read from a heap buffer stays
+   * in the buffer's array ({@link ProduceRequest#batchBuffer()}, the range {@code batchOffset}/{@code batchLength}):
+   * a produce request is mostly its batch, up to {@code batch.size} (64 KiB by default), and the partition leader
+   * copies or compresses it anyway when it appends it. That is safe because nobody writes such an array again:
+   * Artery's TCP transport reads each frame into an array of its own ({@code TcpFraming}: {@code
+   * ByteBuffer.wrap(frame.toArray)}) and its buffer pool takes back only direct buffers ({@code
+   * EnvelopeBufferPool.release}: "only reuse direct buffers, e.g. not those wrapping ByteString", Akka 2.6.21), and
+   * {@link #fromBinary(byte[], String)} is given arrays that are the message's own (sharding envelopes, the
+   * journal). A direct buffer (Artery's pooled envelope buffers) is copied from.
    *
    * @throws MalformedMessageException on an unknown manifest, truncated or trailing bytes, or bad counts
    */
@@ -348,12 +356,24 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
   }
 
   private void writeProduceRequest(Wire.Out out, ProduceRequest p) {
-    out.i16(p.version()).str(p.topic()).i32(p.partition()).i16(p.acks()).i32(p.timeoutMs()).bytes(p.batch())
+    out.i16(p.version()).str(p.topic()).i32(p.partition()).i16(p.acks()).i32(p.timeoutMs())
+        .bytes(p.batchBuffer(), p.batchOffset(), p.batchLength())
         .str(ref(p.replyTo()));
   }
 
+  /** The batch stays in the frame's array when the frame is a heap buffer (see {@link #fromBinary(ByteBuffer, String)}). */
   private ProduceRequest readProduceRequest(Wire.In in) {
-    return new ProduceRequest(in.i16(), in.str(), in.i32(), in.i16(), in.i32(), in.bytes(), resolve(in.str()));
+    short version = in.i16();
+    String topic = in.str();
+    int partition = in.i32();
+    short acks = in.i16();
+    int timeoutMs = in.i32();
+    Wire.Range batch = in.range();
+    ActorRef<ProduceResponse> replyTo = resolve(in.str());
+    return batch == null
+        ? new ProduceRequest(version, topic, partition, acks, timeoutMs, null, replyTo)
+        : new ProduceRequest(version, topic, partition, acks, timeoutMs, batch.array(), batch.offset(), batch.length(),
+            replyTo);
   }
 
   private void writeListOffsetsRequest(Wire.Out out, ListOffsetsRequest r) {

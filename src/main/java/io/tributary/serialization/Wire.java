@@ -88,6 +88,17 @@ final class Wire {
       return this;
     }
 
+    /** As {@link #bytes(byte[])} for the range {@code b[offset, offset + length)}; {@code b == null} writes null. */
+    Out bytes(byte[] b, int offset, int length) {
+      if (b == null) {
+        return i32(-1);
+      }
+      i32(length);
+      need(length);
+      buf.put(b, offset, length);
+      return this;
+    }
+
     /** The bytes written (heap mode only). */
     byte[] toArray() {
       if (buf.position() == buf.capacity()) {
@@ -99,8 +110,8 @@ final class Wire {
 
   /**
    * Bounds-checked reader from a buffer's position to its limit; every failure is a {@link
-   * MalformedMessageException}. Byte arrays and strings are copied out, so the buffer may be reused afterwards. Not
-   * thread-safe.
+   * MalformedMessageException}. Byte arrays and strings are copied out, so the buffer may be reused afterwards, except
+   * what {@link #range()} reads from a heap buffer. Not thread-safe.
    */
   static final class In {
     private final ByteBuffer buf;
@@ -185,6 +196,29 @@ final class Wire {
       return b;
     }
 
+    /**
+     * Reads a length-prefixed byte field as {@link #bytes()} does, but, when the buffer is a heap buffer, without
+     * copying it: the range of the buffer's own array that holds it. Only for a buffer whose array nobody writes
+     * again (a received Artery TCP frame: see {@link TributarySerializer#fromBinary(ByteBuffer, String)}); a direct
+     * buffer's bytes are copied, as by {@link #bytes()}.
+     *
+     * @return the field's bytes, or {@code null} for a null field
+     */
+    Range range() {
+      if (!buf.hasArray()) {
+        byte[] b = bytes();
+        return b == null ? null : new Range(b, 0, b.length);
+      }
+      int n = i32();
+      if (n == -1) {
+        return null;
+      }
+      need(n);
+      int from = buf.arrayOffset() + buf.position();
+      buf.position(buf.position() + n);
+      return new Range(buf.array(), from, n);
+    }
+
     /** Fails unless every byte was read. */
     void end() {
       if (buf.hasRemaining()) {
@@ -192,4 +226,7 @@ final class Wire {
       }
     }
   }
+
+  /** {@code length} bytes of {@code array} from {@code offset}: a field read by {@link In#range()}. */
+  record Range(byte[] array, int offset, int length) {}
 }

@@ -417,6 +417,62 @@ class RecordBatchTest {
     assertThrows(IllegalArgumentException.class, () -> RecordBatch.withCompressedRecords(compressed, lz4, 0));
   }
 
+  /** A batch in the middle of a larger array validates and compresses from there as the same batch on its own. */
+  @Test
+  void aBatchInsideALargerArrayValidatesAndCompressesAsTheSameBatchOnItsOwn() {
+    byte[] original = build(300);
+    byte[] frame = new byte[7 + original.length + 11];
+    Arrays.fill(frame, (byte) 0x80);
+    System.arraycopy(original, 0, frame, 7, original.length);
+    RecordBatch.validate(frame, 7, original.length, original.length);
+    InvalidRecordException tooLarge = assertThrows(InvalidRecordException.class,
+        () -> RecordBatch.validate(frame, 7, original.length, original.length - 1));
+    assertEquals(ErrorCode.MESSAGE_TOO_LARGE, tooLarge.errorCode());
+    assertThrows(IndexOutOfBoundsException.class, () -> RecordBatch.validate(frame, 19, original.length, 1 << 20));
+    assertThrows(CorruptRecordException.class, () -> RecordBatch.validate(frame, 7, original.length - 1, 1 << 20));
+
+    Compression.Compressor lz4 = new Compression.Compressor(CompressionType.LZ4, CompressionType.LZ4.defaultLevel());
+    byte[] fromRange = RecordBatch.withCompressedRecords(frame, 7, original.length, lz4, 0);
+    byte[] fromWhole = RecordBatch.withCompressedRecords(original, lz4, 0);
+    assertArrayEquals(fromWhole, fromRange);
+    assertEquals(RecordBatch.wrap(original).records().size(), RecordBatch.validate(fromRange).records().size());
+    assertThrows(IndexOutOfBoundsException.class,
+        () -> RecordBatch.withCompressedRecords(frame, 8, original.length + 11, lz4, 0));
+  }
+
+  /**
+   * The one-pass varint reads of the record walk accept every length a varint can have (1-5 bytes for ints, 1-10 for
+   * the timestamp delta varlong), including non-minimal encodings, as {@link ByteUtils#readVarint} does.
+   */
+  @Test
+  void recordFieldsOfEveryVarintLengthValidateAndDecode() {
+    long[] timestamps = {0L, 63L, 64L, 8191L, 8192L, 1L << 20, 1L << 27, 1L << 34, 1L << 41, 1L << 48, 1L << 55,
+        Long.MAX_VALUE / 2};
+    for (long delta : timestamps) {
+      RecordBatchBuilder builder = new RecordBatchBuilder();
+      builder.append(1000L, null, bytes("a"), null);
+      builder.append(1000L + delta, new byte[200], new byte[70_000], null);
+      byte[] batch = builder.build();
+      List<Record> records = RecordBatch.validate(batch).records();
+      assertEquals(1000L + delta, records.get(1).timestamp());
+      assertEquals(70_000, records.get(1).value().length);
+      assertRangeAgrees(batch);
+    }
+    // a non-minimal varint: the header count 0 written as 0x80 0x00 (two bytes), with the record length fixed
+    RecordBatchBuilder builder = new RecordBatchBuilder();
+    builder.append(1000L, null, bytes("a"), null);
+    byte[] minimal = builder.build();
+    byte[] padded = new byte[minimal.length + 1];
+    System.arraycopy(minimal, 0, padded, 0, minimal.length - 1);
+    padded[minimal.length - 1] = (byte) 0x80;
+    padded[minimal.length] = 0;
+    padded[RecordBatch.RECORDS_OFFSET] += 2; // the record length varint (zigzag: +1 byte is +2)
+    ByteUtils.writeInt(padded.length - RecordBatch.LOG_OVERHEAD, padded, RecordBatch.LENGTH_OFFSET);
+    fixCrc(padded);
+    assertEquals(0, RecordBatch.validate(padded).records().get(0).headers().size());
+    assertRangeAgrees(padded);
+  }
+
   // -------------------------------------------------------------------------------------------------------------
   // Corruption
 
@@ -426,6 +482,7 @@ class RecordBatchTest {
     for (int pos = 0; pos < original.length; pos++) {
       byte[] bytes = original.clone();
       bytes[pos] ^= (byte) 0xFF;
+      assertRangeAgrees(bytes);
       boolean outsideCrc =
           pos < RecordBatch.LENGTH_OFFSET
               || (pos >= RecordBatch.PARTITION_LEADER_EPOCH_OFFSET && pos < RecordBatch.MAGIC_OFFSET);
@@ -616,6 +673,7 @@ class RecordBatchTest {
           fixCrc(garbage);
           assertRejected(garbage, false);
           assertRejectedOrDecodes(garbage);
+          assertRangeAgrees(garbage);
         }
       }
     }
@@ -633,6 +691,7 @@ class RecordBatchTest {
         bytes[pos] = (byte) random.nextInt();
       }
       fixCrc(bytes);
+      assertRangeAgrees(bytes);
       try {
         RecordBatch.validate(bytes).records();
       } catch (CorruptRecordException | InvalidRecordException expected) {
@@ -703,6 +762,36 @@ class RecordBatchTest {
       }
     } catch (RuntimeException e) {
       fail("unexpected " + e + " for " + HexFormat.of().formatHex(bytes), e);
+    }
+  }
+
+  /**
+   * The ranged validate ({@link RecordBatch#validate(byte[], int, int, int)}) of the same bytes inside a larger array
+   * (a produce request's batch in its frame) agrees with the whole-array validate: both accept, or both throw the same
+   * exception with the same error code. The bytes around the range are 0x80 (a varint that continues), so that a read
+   * past the range's end would change the outcome.
+   */
+  private static void assertRangeAgrees(byte[] bytes) {
+    String whole = outcome(() -> RecordBatch.validate(bytes));
+    byte[] frame = new byte[13 + bytes.length + 9];
+    Arrays.fill(frame, (byte) 0x80);
+    System.arraycopy(bytes, 0, frame, 13, bytes.length);
+    byte[] before = frame.clone();
+    String ranged = outcome(() -> RecordBatch.validate(frame, 13, bytes.length, Integer.MAX_VALUE));
+    assertEquals(whole, ranged, () -> "ranged validate disagrees for " + HexFormat.of().formatHex(bytes));
+    assertArrayEquals(before, frame, "validate changes nothing");
+  }
+
+  private static String outcome(Runnable validate) {
+    try {
+      validate.run();
+      return "accepted";
+    } catch (CorruptRecordException e) {
+      return "CorruptRecordException " + e.errorCode();
+    } catch (InvalidRecordException e) {
+      return "InvalidRecordException " + e.errorCode();
+    } catch (RuntimeException e) {
+      return e.toString();
     }
   }
 

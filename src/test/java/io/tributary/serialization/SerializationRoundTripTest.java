@@ -2,6 +2,9 @@ package io.tributary.serialization;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -249,12 +252,13 @@ class SerializationRoundTripTest {
 
   /**
    * Artery's TCP path: a received frame is a heap buffer over its own array (here a slice, so that its array offset is
-   * not 0, with unrelated bytes around it). What is read is copied out of the frame: overwriting the frame afterwards
-   * changes nothing in the message.
+   * not 0, with unrelated bytes around it). The message reads the same as it was written; a produce request keeps its
+   * batch where it is in the frame (no copy), everything else is copied out of it: overwriting the frame afterwards
+   * changes nothing in the message but a produce request's batch.
    */
   @ParameterizedTest
   @MethodSource("hotPathMessages")
-  void roundTripsThroughAHeapFrameAndKeepsNoViewOfIt(Object m) throws Exception {
+  void roundTripsThroughAHeapFrameAndKeepsAViewOnlyOfAProduceRequestsBatch(Object m) throws Exception {
     TributarySerializer s = (TributarySerializer) serialization.findSerializerFor(m);
     byte[] encoded = s.toBinary(m);
     byte[] frame = new byte[7 + 4 + encoded.length + 5];
@@ -267,9 +271,40 @@ class SerializationRoundTripTest {
     assertEquals(0x01020304, buf.getInt());
     Object back = s.fromBinary(buf, s.manifest(m));
     assertEquals(buf.limit(), buf.position(), "read to the end of the message");
-    java.util.Arrays.fill(frame, (byte) 0);
     String n = normalize(m);
     assertEquals(n == null ? m : n, n == null ? back : normalize(back));
+    ProduceRequest request = back instanceof PartitionLeader.Produce p ? p.request()
+        : back instanceof ProduceRequest p ? p : null;
+    if (request != null) {
+      assertSame(frame, request.batchBuffer(), "the batch is read where it is in the frame");
+      assertFalse(request.batchIsWholeBuffer());
+      byte[] original = ((ProduceRequest) (m instanceof PartitionLeader.Produce p ? p.request() : m)).batch();
+      assertArrayEquals(original, java.util.Arrays.copyOfRange(frame, request.batchOffset(),
+          request.batchOffset() + request.batchLength()));
+      assertNotSame(frame, request.batch(), "batch() copies the range out");
+      assertArrayEquals(original, request.batch());
+      assertArrayEquals(encoded, s.toBinary(back), "written again from the range: the same bytes");
+    } else {
+      java.util.Arrays.fill(frame, (byte) 0);
+      assertEquals(n == null ? m : n, n == null ? back : normalize(back), "nothing read refers to the frame");
+    }
+  }
+
+  /** Artery's pooled direct envelope buffers are reused: a produce request's batch is copied out of them. */
+  @Test
+  void aProduceRequestReadFromADirectBufferOwnsItsBatch() throws Exception {
+    ProduceRequest m = new ProduceRequest((short) 0, "t", 3, (short) 1, 30000, batch(), ref());
+    TributarySerializer s = (TributarySerializer) serialization.findSerializerFor(m);
+    java.nio.ByteBuffer envelope = java.nio.ByteBuffer.allocateDirect(64 * 1024);
+    s.toBinary(m, envelope);
+    envelope.flip();
+    ProduceRequest back = (ProduceRequest) s.fromBinary(envelope, s.manifest(m));
+    envelope.clear();
+    while (envelope.hasRemaining()) {
+      envelope.put((byte) 0);
+    }
+    assertTrue(back.batchIsWholeBuffer());
+    assertArrayEquals(m.batch(), back.batch());
   }
 
   @Test
