@@ -68,9 +68,11 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
 
   private final ExtendedActorSystem system;
   private volatile ActorRefResolver resolver;
+  private final TempRefResolver tempRefs;
 
   public TributarySerializer(ExtendedActorSystem system) {
     this.system = system;
+    this.tempRefs = new TempRefResolver(system);
   }
 
   private ActorRefResolver resolver() {
@@ -500,7 +502,17 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     return ref == null ? null : resolver().toSerializationFormat(ref);
   }
 
+  /** A reply-to from another JVM: an ask's temporary actor through {@link TempRefResolver}, anything else Akka's way. */
   private <T> ActorRef<T> resolve(String s) {
-    return s == null ? null : resolver().resolveActorRef(s);
+    if (s == null) {
+      return null;
+    }
+    akka.actor.ActorRef temp = tempRefs.resolve(s);
+    if (temp != null) {
+      return Adapter.toTyped(temp);
+    }
+    ActorRef<T> ref = resolver().resolveActorRef(s);
+    tempRefs.learn(s, Adapter.toClassic(ref));
+    return ref;
   }
 }
