@@ -630,12 +630,25 @@ public final class PartitionLeader
       return Effect().none();
     }
     pending.add(new PendingAppend(batch, req));
+    if (pending.size() >= MAX_PENDING_APPENDS) {
+      return onFlush(state, Flush.INSTANCE); // ends Akka's replay chain of stashed commands (see the constant)
+    }
     if (!flushScheduled) {
       flushScheduled = true;
       ctx.getSelf().tell(Flush.INSTANCE);
     }
     return Effect().none();
   }
+
+  /**
+   * Appends that are persisted at once, without waiting for the {@link Flush} message, when this many are pending.
+   * Commands that arrive while the leader persists are stashed by Akka Persistence and replayed after the persist one
+   * at a time, each from the stack frame of the one before, until one of them persists: a burst of produce requests
+   * (many producers, or a producer with {@code acks=0}, which waits for nothing) made that chain as long as the burst
+   * (up to {@code akka.persistence.typed.stash-capacity}, 4096) and overflowed the dispatcher thread's stack, which is
+   * fatal (the JVM exits). Persisting here ends the chain; the appends of one persist stay many (group commit).
+   */
+  static final int MAX_PENDING_APPENDS = 64;
 
   /** Group commit: every append that arrived since the last persist goes into one persist. */
   private Effect<Event, PartitionLog> onFlush(PartitionLog state, Flush cmd) {

@@ -105,6 +105,38 @@ class PartitionLeaderTest {
   }
 
   /**
+   * A burst of produce requests (here 4000 at once, as from many producers, or one with {@code acks=0}, which waits
+   * for nothing) is stashed by Akka Persistence while the leader persists, and replayed one command at a time, each
+   * from the stack of the one before: the leader persists once {@code PartitionLeader.MAX_PENDING_APPENDS} appends are
+   * pending, which ends that chain, instead of letting it grow with the burst until the dispatcher thread's stack
+   * overflowed (a {@code StackOverflowError} is fatal: the broker's JVM exits; seen with six producers, three of them
+   * {@code acks=0}). Every request is answered, every record stored once, in dense offsets.
+   */
+  @Test
+  void aBurstOfProduceRequestsIsAppendedWithoutAnUnboundedReplayChain() {
+    String t = newTopic(Map.of());
+    int requests = 4000;
+    List<byte[]> batches = new ArrayList<>(requests);
+    for (int i = 0; i < requests; i++) {
+      batches.add(Gw.batchOfSize(200, 1000));
+    }
+    List<CompletionStage<ProduceResponse>> acks = new ArrayList<>(requests);
+    for (byte[] b : batches) {
+      acks.add(gw.produceAsync(t, 1, b));
+    }
+    java.util.Set<Long> bases = new java.util.HashSet<>();
+    for (CompletionStage<ProduceResponse> a : acks) {
+      ProduceResponse r = a.toCompletableFuture().join();
+      assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
+      bases.add(r.baseOffset());
+    }
+    assertEquals(requests, bases.size(), "one offset per batch");
+    PartitionLeader.PartitionStatus st = gw.status(t, 1);
+    assertEquals(requests, st.logEndOffset());
+    assertEquals(requests, readAll(t, 1, 0).size());
+  }
+
+  /**
    * An idempotent producer's retry that reaches the leader while its first attempt still waits there (the producer's
    * request timed out first) is answered as a duplicate with the original offset, also when both land in the same
    * group commit: answered OUT_OF_ORDER_SEQUENCE_NUMBER, the producer would re-seal it under a new epoch and write it
