@@ -716,10 +716,11 @@ public final class PartitionLeader
 
   /**
    * The bytes a leader appends for the (validated) batch of {@code req}, made when the request arrives; the flush sets
-   * their offsets and leader epoch. With {@link #compressUncompressedBatches}, an uncompressed batch of at least {@value #MIN_COMPRESSED_BATCH_BYTES} bytes becomes its LZ4 copy ({@link
+   * their offsets and leader epoch. With {@link #compressUncompressedBatches}, an uncompressed batch of at least
+   * {@value #MIN_COMPRESSED_BATCH_BYTES} bytes becomes its LZ4 copy ({@link
    * RecordBatch#withCompressedRecords}) if that saves at least an eighth, as Kafka's broker recompresses for a topic's
-   * {@code compression.type}; anything else is appended as it came (a copy when the batch is a range of its received frame, see {@link
-   * ProduceRequest}; no copy is made for a batch compressed from the frame). What is appended is what the in-memory tail
+   * {@code compression.type}; anything else is appended as it came (a copy when the batch is a range of its received
+   * frame, see {@link ProduceRequest}; no copy is made for a batch compressed from the frame). What is appended is what the in-memory tail
    * holds, the journal stores, fetches and replica fetches serve (compressed over the network, decompressed by the
    * consumer: the broker never decompresses to serve), and what retention counts; followers append the leader's bytes
    * unchanged. The producer sees no difference: its acknowledgement carries offsets only.

@@ -17,16 +17,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>The result is the same reference Akka's resolution gives ({@link ActorRef#equals}: same path, same uid): the
  * path is built with {@link ActorPath#$div} below the {@link RootActorPath} of its address and handed to {@code
  * ActorRefProvider.resolveActorRef(ActorPath)}, which creates the same remote reference the string form does. The root
- * of an address is taken from Akka's own resolution of the first path seen with that address (and kept for at most
- * {@value #MAX_ADDRESSES} addresses). Everything else returns {@code null}, and the caller resolves it as before: a
- * path that is not below {@code /temp}, an address of this actor system (the local provider also checks the uid of a
- * local actor), a name with a character outside Akka's plain path characters (e.g. a {@code %}-escape), an
- * unparsable uid.
+ * of an address is taken from Akka's own resolution of the first path seen with that address (at most {@value
+ * #MAX_ADDRESSES} addresses are kept; beyond that the table starts again). Everything else returns {@code null},
+ * and the caller resolves it as before: a path that is not below {@code /temp}, an address of this actor system (the
+ * local provider also checks the uid of a local actor), a name with a character outside Akka's plain path characters
+ * (e.g. a {@code %}-escape), an unparsable uid.
  *
  * <p>Thread-safe (serializers are called from any thread).
  */
 final class TempRefResolver {
-  /** Addresses whose roots are kept: client JVMs and nodes seen; beyond that, resolution falls back to Akka's. */
+  /**
+   * Addresses whose roots are kept (client JVMs and nodes seen); when a new one would exceed this, all are forgotten
+   * and learnt again, so a broker that outlives many short-lived clients keeps the fast path for the new ones.
+   */
   static final int MAX_ADDRESSES = 4096;
 
   private static final String SCHEME = "akka://";
@@ -36,8 +39,16 @@ final class TempRefResolver {
   /** "akka://system@host:port" -> its root path. */
   private final ConcurrentHashMap<String, RootActorPath> roots = new ConcurrentHashMap<>();
 
+  private final int maxAddresses;
+
   TempRefResolver(ExtendedActorSystem system) {
+    this(system, MAX_ADDRESSES);
+  }
+
+  /** With a smaller table, for tests. */
+  TempRefResolver(ExtendedActorSystem system, int maxAddresses) {
     this.system = system;
+    this.maxAddresses = maxAddresses;
   }
 
   /**
@@ -83,7 +94,7 @@ final class TempRefResolver {
    * and a port, whose string form is exactly the path's prefix.
    */
   void learn(String path, ActorRef resolved) {
-    if (resolved == null || roots.size() >= MAX_ADDRESSES) {
+    if (resolved == null) {
       return;
     }
     int rootEnd = path.indexOf('/', SCHEME.length());
@@ -95,7 +106,10 @@ final class TempRefResolver {
       return;
     }
     String prefix = path.substring(0, rootEnd);
-    if (address.toString().equals(prefix)) {
+    if (address.toString().equals(prefix) && !roots.containsKey(prefix)) {
+      if (roots.size() >= maxAddresses) {
+        roots.clear(); // each client JVM has an address of its own: forget the old ones rather than stop learning
+      }
       roots.putIfAbsent(prefix, new RootActorPath(address, "/"));
     }
   }

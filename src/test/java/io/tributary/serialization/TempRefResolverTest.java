@@ -94,6 +94,24 @@ class TempRefResolverTest {
     first.replyTo().tell("done");
   }
 
+  /** A full table starts again: the newest address is learnt, the older ones go back to Akka's resolution. */
+  @Test
+  void aFullTableForgetsTheOldAddressesAndKeepsLearning() throws Exception {
+    TempRefResolver resolver = new TempRefResolver(classic(broker), 1);
+    Ask a = ask();
+    String clientPath = serialized(a.replyTo());
+    resolver.learn(clientPath, classic(broker).provider().resolveActorRef(clientPath));
+    assertNotNull(resolver.resolve(clientPath));
+    String otherPath = "akka://other@127.0.0.1:1/temp/x#17";
+    akka.actor.ActorRef other = classic(broker).provider().resolveActorRef(otherPath);
+    resolver.learn(otherPath, other);
+    assertEquals(other, resolver.resolve(otherPath));
+    assertNull(resolver.resolve(clientPath), "forgotten when the table was full");
+    resolver.learn(clientPath, classic(broker).provider().resolveActorRef(clientPath));
+    assertNotNull(resolver.resolve(clientPath), "and learnt again");
+    a.replyTo().tell("done");
+  }
+
   @Test
   void everythingButAPlainTemporaryPathOfAKnownOtherSystemIsLeftToAkka() throws Exception {
     TempRefResolver resolver = new TempRefResolver(classic(broker));
