@@ -59,9 +59,12 @@ public final class ClientConfig {
 
   /**
    * {@value}: how many acknowledgements a produce request waits for (string): {@code all} or {@code -1} (every in-sync
-   * replica), {@code 1} (the leader persisted it), {@code 0} (no answer: the send completes at once with offset -1).
-   * Default {@value #DEFAULT_ACKS}. With {@code 0} nothing is retried and nothing slows the producer down, so records
-   * may be lost, also when the producer outruns the connection (Artery drops messages when its send queue is full).
+   * replica), {@code 1} (the leader persisted it), {@code 0} (the send completes once the request is sent, with offset
+   * -1; errors are not reported). Default {@value #DEFAULT_ACKS}. With {@code 0} nothing is retried, so records are
+   * lost if the leader fails or refuses them; the leader still answers, unseen by the caller, and the answer frees the
+   * request's slot of {@link #MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION}: that bound stands in for the TCP flow control
+   * that holds Kafka's {@code acks=0} producer back, so a producer that outruns the broker waits rather than having
+   * its requests dropped on the way.
    */
   public static final String ACKS = "acks";
   /** Default of {@link #ACKS}. */

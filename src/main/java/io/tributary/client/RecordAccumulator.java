@@ -572,6 +572,30 @@ final class RecordAccumulator {
   }
 
   /**
+   * {@code acks=0}: completes the batch's futures as sent (offsets -1, as Kafka's {@code acks=0}, whose future
+   * completes once the request is on the socket) but keeps its in-flight slot until {@link #releaseInFlight}, so that
+   * at most {@code max.in.flight.requests.per.connection} unanswered batches per partition are on their way (the
+   * bound that TCP's flow control gives Kafka). Runs callbacks on the calling thread.
+   */
+  void onSentWithoutAcks(ProducerBatch batch) {
+    finish(batch, true, -1L, -1L, null);
+  }
+
+  /**
+   * Frees the in-flight slot of a batch completed by {@link #onSentWithoutAcks}: its answer came, or its request
+   * timed out. A second call for the same batch does nothing.
+   */
+  void releaseInFlight(ProducerBatch batch) {
+    PartitionQueue pq = queueOf(batch);
+    synchronized (pq) {
+      if (pq.inFlightBatches.remove(batch)) {
+        pq.inFlight--;
+      }
+    }
+    listener.wakeup();
+  }
+
+  /**
    * Records a failed attempt: a retriable error within {@code retries} and {@code delivery.timeout.ms} puts the batch
    * back in its queue for a retry after {@code retry.backoff.ms}; otherwise the batch fails with {@code error} (or
    * REQUEST_TIMED_OUT if its delivery time is up). Runs callbacks on the calling thread.

@@ -465,11 +465,6 @@ public final class TributaryClient implements AutoCloseable {
     return gateway;
   }
 
-  /** Sends a request without waiting for an answer (acks=0 produce). */
-  void tell(ClientRequest request) {
-    gateway.tell(request);
-  }
-
   /** Forgets a closed resource. */
   void unregister(AutoCloseable resource) {
     resources.remove(resource);

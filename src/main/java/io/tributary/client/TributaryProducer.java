@@ -344,10 +344,16 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     short acks = settings.acks();
     int timeoutMs = settings.requestTimeoutMs();
     if (acks == 0) {
-      client.tell(
-          new ProduceRequest(
-              ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, null));
-      accumulator.onSuccess(batch, -1L, -1L);
+      // the futures complete now (as Kafka's acks=0); the answer only frees the in-flight slot. Without that bound a
+      // fast producer outran the broker and Artery/the leader's stash dropped requests, silently
+      CompletionStage<ProduceResponse> answer =
+          client.ask(
+              replyTo ->
+                  new ProduceRequest(
+                      ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, replyTo),
+              timeoutMs);
+      accumulator.onSentWithoutAcks(batch);
+      answer.whenCompleteAsync((response, failure) -> onAcksZeroAnswer(batch, response), sender);
       return;
     }
     CompletionStage<ProduceResponse> answer =
@@ -357,6 +363,25 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
                     ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, replyTo),
             timeoutMs);
     answer.whenCompleteAsync((response, failure) -> onAnswer(batch, response, failure), sender);
+  }
+
+  /** An answer (or timeout) to an acks=0 request: frees its slot; a stale-leader error refreshes the metadata. */
+  private void onAcksZeroAnswer(ProducerBatch batch, ProduceResponse response) {
+    try {
+      if (response != null && isStaleMetadata(response.error())) {
+        metadata.requestRefresh(batch.topic);
+      }
+      accumulator.releaseInFlight(batch);
+    } catch (RuntimeException e) {
+      client.system().log().error("Tributary producer failed to handle a produce answer", e);
+    }
+  }
+
+  private static boolean isStaleMetadata(ErrorCode code) {
+    return code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        || code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        || code == ErrorCode.LEADER_NOT_AVAILABLE
+        || code == ErrorCode.FENCED_LEADER_EPOCH;
   }
 
   private void onAnswer(ProducerBatch batch, ProduceResponse response, Throwable failure) {
@@ -380,10 +405,7 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
                 response.errorMessage() != null ? response.errorMessage() : response.error().defaultMessage());
       }
       ErrorCode code = error.errorCode();
-      if (code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          || code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-          || code == ErrorCode.LEADER_NOT_AVAILABLE
-          || code == ErrorCode.FENCED_LEADER_EPOCH) {
+      if (isStaleMetadata(code)) {
         metadata.requestRefresh(batch.topic);
       }
       accumulator.onFailure(batch, error);

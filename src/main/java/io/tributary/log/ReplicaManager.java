@@ -256,7 +256,7 @@ public final class ReplicaManager {
     private void remember(String node, PartitionLeader.Command cmd) {
       PartitionLeader.Command light;
       if (cmd instanceof PartitionLeader.Produce p) {
-        if (p.request().acks() == 0 || p.request().replyTo() == null) {
+        if (p.request().replyTo() == null) {
           return;
         }
         // keep the reply address, not the records
@@ -585,7 +585,7 @@ public final class ReplicaManager {
   /** Answers a command that cannot be delivered with {@code error}, in the command's own reply type. */
   static void reject(PartitionLeader.Command cmd, ErrorCode error, String message) {
     if (cmd instanceof PartitionLeader.Produce p) {
-      if (p.request().replyTo() != null && p.request().acks() != 0) {
+      if (p.request().replyTo() != null) {
         p.request().replyTo().tell(ProduceResponse.failed(p.request().topic(), p.request().partition(), error,
             message));
       }

@@ -18,14 +18,16 @@ import akka.actor.typed.ActorRef;
  * @param version protocol version of the sender
  * @param topic topic name
  * @param partition partition number, 0-based
- * @param acks -1 (all in-sync replicas, as Kafka's {@code acks=all}), 1 (leader persisted) or 0 (no reply is sent)
+ * @param acks -1 (all in-sync replicas, as Kafka's {@code acks=all}), 1 (leader persisted) or 0 (the producer does
+ *     not wait for the answer)
  * @param timeoutMs how long the broker may wait for replication before answering {@link ErrorCode#REQUEST_TIMED_OUT}
  * @param batchBuffer the array that holds exactly one record batch in the v2 layout of {@link
  *     io.tributary.record.RecordBatch} at {@code batchOffset}; {@code null} for none (answered {@link
  *     ErrorCode#MESSAGE_TOO_LARGE} with size 0, as an empty request)
  * @param batchOffset index of the batch's first byte in {@code batchBuffer}
  * @param batchLength the batch's size in bytes
- * @param replyTo where the {@link ProduceResponse} goes; {@code null} when {@code acks=0}
+ * @param replyTo where the {@link ProduceResponse} goes; {@code null} for no answer at all (meant for {@code
+ *     acks=0}; the producer sends one with {@code acks=0} too, to bound its requests in flight)
  */
 public record ProduceRequest(
     short version,

@@ -103,6 +103,47 @@ class RecordAccumulatorTest {
     assertTrue(acc.compressionRatio("z") < 0.5f, "ratio " + acc.compressionRatio("z"));
   }
 
+  /**
+   * acks=0: a batch's futures complete when it is sent (offset -1), but it keeps its in-flight slot until its answer
+   * frees it, so no more than max.in.flight batches of a partition are unanswered (before, acks=0 had no bound and a
+   * fast producer's requests were dropped on the way).
+   */
+  @Test
+  void anAcksZeroBatchCompletesAtOnceButHoldsItsInFlightSlotUntilReleased() throws Exception {
+    RecordAccumulator acc =
+        accumulator(Map.of(ClientConfig.ACKS, "0", ClientConfig.LINGER_MS, 0,
+            ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1));
+    CompletableFuture<RecordMetadata> first = append(acc, "t", 0, bytes(10, 1));
+    List<ProducerBatch> sent = acc.drain().batches();
+    assertEquals(1, sent.size());
+    acc.onSentWithoutAcks(sent.get(0));
+    assertEquals(-1L, first.get(1, TimeUnit.SECONDS).offset(), "sent: the future completes without an offset");
+
+    CompletableFuture<RecordMetadata> second = append(acc, "t", 0, bytes(10, 2));
+    CompletableFuture<RecordMetadata> otherPartition = append(acc, "t", 1, bytes(10, 3));
+    List<ProducerBatch> next = acc.drain().batches();
+    assertEquals(1, next.size(), "partition 0's one slot is held by the unanswered batch; partition 1 is free");
+    assertEquals(1, next.get(0).partition);
+    acc.onSentWithoutAcks(next.get(0));
+    assertFalse(second.isDone());
+
+    int before = wakeups.get();
+    acc.releaseInFlight(sent.get(0));
+    assertTrue(wakeups.get() > before, "a freed slot wakes the sender");
+    List<ProducerBatch> afterAnswer = acc.drain().batches();
+    assertEquals(1, afterAnswer.size());
+    assertEquals(0, afterAnswer.get(0).partition);
+    acc.releaseInFlight(sent.get(0)); // twice (a late answer after a timeout): no second slot
+    acc.onSentWithoutAcks(afterAnswer.get(0));
+    assertEquals(-1L, second.get(1, TimeUnit.SECONDS).offset());
+    CompletableFuture<RecordMetadata> third = append(acc, "t", 0, bytes(10, 4));
+    assertTrue(acc.drain().batches().isEmpty(), "the second batch holds the slot, the repeated release freed none");
+    acc.releaseInFlight(afterAnswer.get(0));
+    assertEquals(1, acc.drain().batches().size());
+    assertTrue(otherPartition.isDone());
+    assertFalse(third.isDone());
+  }
+
   @Test
   void recordsOfOnePartitionShareABatchUntilLingerExpires() {
     RecordAccumulator acc = accumulator(Map.of());
