@@ -57,6 +57,10 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
   private volatile long timerAtMs = Long.MAX_VALUE;
   private ScheduledFuture<?> timer;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Monotonic ms before which retries are counted, not logged ({@link #warnRetry}); sender thread only. */
+  private long nextRetryWarningMs = Long.MIN_VALUE;
+  /** Retries since the last warning; sender thread only. */
+  private int retriesNotLogged;
   private final CompletableFuture<Void> closedFuture = new CompletableFuture<>();
 
   TributaryProducer(
@@ -365,6 +369,30 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     answer.whenCompleteAsync((response, failure) -> onAnswer(batch, response, failure), sender);
   }
 
+  /**
+   * Logs a retried produce error at WARN, as Kafka's producer does ("Got error produce response ..., retrying"), so
+   * that a producer held up by, say, NOT_ENOUGH_REPLICAS does not wait silently until {@code delivery.timeout.ms}; at
+   * most one line per {@value #RETRY_WARNING_INTERVAL_MS} ms, with the number of retries since the last one. Sender
+   * thread only.
+   */
+  private void warnRetry(ProducerBatch batch, TributaryException error) {
+    long now = Metadata.nowMs();
+    if (now < nextRetryWarningMs) {
+      retriesNotLogged++;
+      return;
+    }
+    nextRetryWarningMs = now + RETRY_WARNING_INTERVAL_MS;
+    String since = retriesNotLogged == 0 ? "" : " (" + retriesNotLogged + " more retries since the last warning)";
+    retriesNotLogged = 0;
+    LOG.warn("Produce to {}-{} failed with {}, retrying until delivery.timeout.ms ({} ms) is up: {}{}", batch.topic,
+        batch.partition, error.errorCode(), settings.deliveryTimeoutMs(), error.getMessage(), since);
+  }
+
+  /** The shortest time between two retry warnings of one producer, ms. */
+  static final long RETRY_WARNING_INTERVAL_MS = 5_000;
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TributaryProducer.class);
+
   /** An answer (or timeout) to an acks=0 request: frees its slot; a stale-leader error refreshes the metadata. */
   private void onAcksZeroAnswer(ProducerBatch batch, ProduceResponse response) {
     try {
@@ -408,7 +436,9 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       if (isStaleMetadata(code)) {
         metadata.requestRefresh(batch.topic);
       }
-      accumulator.onFailure(batch, error);
+      if (accumulator.onFailure(batch, error)) {
+        warnRetry(batch, error);
+      }
     } catch (RuntimeException e) {
       client.system().log().error("Tributary producer failed to handle a produce answer", e);
     }
