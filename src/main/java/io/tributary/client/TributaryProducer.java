@@ -347,26 +347,20 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     }
     short acks = settings.acks();
     int timeoutMs = settings.requestTimeoutMs();
-    if (acks == 0) {
-      // the futures complete now (as Kafka's acks=0); the answer only frees the in-flight slot. Without that bound a
-      // fast producer outran the broker and Artery/the leader's stash dropped requests, silently
-      CompletionStage<ProduceResponse> answer =
-          client.ask(
-              replyTo ->
-                  new ProduceRequest(
-                      ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, replyTo),
-              timeoutMs);
-      accumulator.onSentWithoutAcks(batch);
-      answer.whenCompleteAsync((response, failure) -> onAcksZeroAnswer(batch, response), sender);
-      return;
-    }
     CompletionStage<ProduceResponse> answer =
         client.ask(
             replyTo ->
                 new ProduceRequest(
                     ProtocolVersions.CURRENT, batch.topic, batch.partition, acks, timeoutMs, bytes, replyTo),
             timeoutMs);
-    answer.whenCompleteAsync((response, failure) -> onAnswer(batch, response, failure), sender);
+    if (acks == 0) {
+      // the futures complete now (as Kafka's acks=0); the answer only frees the in-flight slot. Without that bound a
+      // fast producer outran the broker and Artery/the leader's stash dropped requests, silently
+      accumulator.onSentWithoutAcks(batch);
+      answer.whenCompleteAsync((response, failure) -> onAcksZeroAnswer(batch, response), sender);
+    } else {
+      answer.whenCompleteAsync((response, failure) -> onAnswer(batch, response, failure), sender);
+    }
   }
 
   /**
