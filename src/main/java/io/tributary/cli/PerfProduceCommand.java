@@ -24,7 +24,9 @@ import picocli.CommandLine.Spec;
  * {@code --record-size} bytes without key (the producer's sticky partitioning spreads them), optionally throttled to
  * {@code --throughput} records/s, and prints Kafka's window line every 5 s and its total line at the end. The payload
  * is Kafka's: {@code --record-size} random uppercase letters from a generator with the fixed seed 0, the same for every
- * record. Latency is send → acknowledgement of each record, and the figures count acknowledged records only (all 0,
+ * record; or, with {@code --payload-file} instead (as Kafka's), the file's UTF-8 text split at {@code
+ * --payload-delimiter} (default a newline), one of those payloads drawn at random (fixed seed) for each record. A
+ * missing, unreadable or empty payload file is a usage error (exit 2), as both or neither of the two options are. Latency is send → acknowledgement of each record, and the figures count acknowledged records only (all 0,
  * never NaN, when none was). When a record is not acknowledged (e.g. {@code --record-size} above the topic's
  * {@code max.message.bytes} or the producer's {@code max.request.size}), the total line is still printed, then one line
  * on stderr with how many records failed and the first error, and the exit code is 1.
@@ -44,8 +46,18 @@ final class PerfProduceCommand implements Callable<Integer> {
   @Option(names = "--num-records", required = true, paramLabel = "N", description = "Records to send.")
   long numRecords;
 
-  @Option(names = "--record-size", required = true, paramLabel = "BYTES", description = "Size of each record.")
-  int recordSize;
+  @Option(names = "--record-size", paramLabel = "BYTES",
+      description = "Size of each record (Kafka's payload: random uppercase letters). Or --payload-file.")
+  Integer recordSize;
+
+  @Option(names = "--payload-file", paramLabel = "FILE",
+      description = "Payloads from this UTF-8 text file, split at --payload-delimiter; each record gets one of them"
+          + " at random (as Kafka's). Instead of --record-size.")
+  java.nio.file.Path payloadFile;
+
+  @Option(names = "--payload-delimiter", paramLabel = "DELIMITER", defaultValue = "\\n",
+      description = "What separates the payloads of --payload-file (\\n, \\t and \\r escapes; default: a newline).")
+  String payloadDelimiter;
 
   @Option(
       names = "--throughput",
@@ -71,7 +83,10 @@ final class PerfProduceCommand implements Callable<Integer> {
     if (numRecords < 1) {
       throw new CommandLine.ParameterException(cl, "--num-records must be at least 1, was " + numRecords);
     }
-    if (recordSize < 1) {
+    if ((recordSize == null) == (payloadFile == null)) {
+      throw new CommandLine.ParameterException(cl, "Give exactly one of --record-size and --payload-file");
+    }
+    if (recordSize != null && recordSize < 1) {
       throw new CommandLine.ParameterException(cl, "--record-size must be at least 1, was " + recordSize);
     }
     if (throughput == 0 || throughput < -1) {
@@ -80,7 +95,8 @@ final class PerfProduceCommand implements Callable<Integer> {
     PrintWriter out = cl.getOut();
     Map<String, Object> config = new HashMap<>(producerProps);
     ClientSettingsCheck.check(cl, "--producer-props", ClientSettingsCheck.Kind.PRODUCER, config);
-    byte[] payload = payload(recordSize);
+    byte[][] payloads = payloadFile == null ? new byte[][] {payload(recordSize)} : payloads(cl);
+    SplittableRandom pick = new SplittableRandom(0);
 
     AtomicLong failed = new AtomicLong();
     AtomicReference<Throwable> firstError = new AtomicReference<>();
@@ -95,6 +111,7 @@ final class PerfProduceCommand implements Callable<Integer> {
       Throttler throttler = new Throttler(throughput, stats.now());
       for (long i = 0; i < numRecords; i++) {
         long sendStartMs = stats.now();
+        byte[] payload = payloads.length == 1 ? payloads[0] : payloads[pick.nextInt(payloads.length)];
         producer.send(new ProducerRecord<byte[], byte[]>(topic, payload), (md, ex) -> {
           long now = stats.now();
           if (ex == null) {
@@ -118,6 +135,67 @@ final class PerfProduceCommand implements Callable<Integer> {
           + Main.message(firstError.get()));
     }
     return Main.EXIT_OK;
+  }
+
+  /**
+   * The payloads of {@code --payload-file}: its text split at the delimiter, empty pieces dropped (as Kafka's).
+   *
+   * @throws CommandLine.ParameterException if the file cannot be read or holds no payload
+   */
+  private byte[][] payloads(CommandLine cl) {
+    String text;
+    try {
+      text = java.nio.file.Files.readString(payloadFile, java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      throw new CommandLine.ParameterException(cl, "Cannot read --payload-file " + payloadFile + ": "
+          + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()));
+    }
+    return splitPayloads(cl, text, unescape(payloadDelimiter), payloadFile.toString());
+  }
+
+  /** {@code text} split at {@code delimiter}, empty pieces dropped, each as UTF-8 bytes. */
+  static byte[][] splitPayloads(CommandLine cl, String text, String delimiter, String source) {
+    if (delimiter.isEmpty()) {
+      throw new CommandLine.ParameterException(cl, "--payload-delimiter must not be empty");
+    }
+    java.util.List<byte[]> out = new java.util.ArrayList<>();
+    int from = 0;
+    while (from <= text.length()) {
+      int at = text.indexOf(delimiter, from);
+      int end = at < 0 ? text.length() : at;
+      if (end > from) {
+        out.add(text.substring(from, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+      if (at < 0) {
+        break;
+      }
+      from = at + delimiter.length();
+    }
+    if (out.isEmpty()) {
+      throw new CommandLine.ParameterException(cl, "--payload-file " + source + " holds no payload");
+    }
+    return out.toArray(new byte[0][]);
+  }
+
+  /** The {@code \n}, {@code \t}, {@code \r} and {@code \\} escapes of {@code --payload-delimiter}. */
+  static String unescape(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '\\' && i + 1 < s.length()) {
+        char n = s.charAt(++i);
+        switch (n) {
+          case 'n' -> b.append('\n');
+          case 't' -> b.append('\t');
+          case 'r' -> b.append('\r');
+          case '\\' -> b.append('\\');
+          default -> b.append('\\').append(n);
+        }
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
   }
 
   /** Kafka's payload: {@code size} uppercase letters from {@code new SplittableRandom(0)}. */

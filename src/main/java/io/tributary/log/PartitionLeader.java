@@ -1275,9 +1275,8 @@ public final class PartitionLeader
             state.logStartOffset()));
       }
     }
-    if (parkedAcks.isEmpty()) {
-      timers.cancel(AckTimeoutCheck.INSTANCE);
-    }
+    // the timeout check is left running when this empties the queue: it stops itself at its next tick if the queue
+    // is still empty, so that under load (acks=all with followers) a request does not cost a timer start and cancel
   }
 
   private void failParkedAcks(ErrorCode error) {

@@ -157,6 +157,54 @@ class PerfToolsSmokeTest {
         r.err());
   }
 
+  /**
+   * {@code --payload-file} (Kafka's): every record is one of the file's payloads, split at the delimiter, empty ones
+   * dropped; a missing or empty file, or both or neither of --record-size and --payload-file, is a usage error.
+   */
+  @Test
+  void payloadsFromAFileAreSentAsKafkasToolSendsThem() throws Exception {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-payloads", "--partitions", "1");
+    Path file = dataDir.resolve("payloads.txt");
+    Files.writeString(file, "alpha|be\u00e9ta||gamma-" + "x".repeat(300) + "|", StandardCharsets.UTF_8);
+    Run produced = ok("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "300", "--payload-file", file.toString(), "--payload-delimiter", "|", "--throughput", "-1",
+        "--producer-props", "acks=1");
+    Matcher total = match("RE_PRODUCE_TOTAL", produced.lines().get(produced.lines().size() - 1));
+    assertEquals("300", total.group(1));
+    CliRoundTripTest.Run read = CliRoundTripTest.ok(CliRoundTripTest.run("consume", "--bootstrap-server", bootstrap,
+        "--topic", "smoke-payloads", "--from-beginning", "--max-messages", "300"));
+    java.util.Map<String, Long> counts = new String(read.raw(), StandardCharsets.UTF_8).lines()
+        .collect(java.util.stream.Collectors.groupingBy(l -> l, java.util.stream.Collectors.counting()));
+    assertEquals(java.util.Set.of("alpha", "be\u00e9ta", "gamma-" + "x".repeat(300)), counts.keySet(),
+        "each record is one of the three payloads, the empty piece is dropped");
+    assertEquals(300L, counts.values().stream().mapToLong(Long::longValue).sum());
+    assertTrue(counts.values().stream().allMatch(c -> c > 30), "drawn at random: " + counts);
+
+    Files.writeString(file, "\n\n", StandardCharsets.UTF_8);
+    Run empty = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "1", "--payload-file", file.toString(), "--throughput", "-1");
+    assertEquals(Main.EXIT_USAGE, empty.exitCode(), empty.err());
+    assertTrue(empty.err().contains("holds no payload"), empty.err());
+    Run missing = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "1", "--payload-file", dataDir.resolve("nope.txt").toString(), "--throughput", "-1");
+    assertEquals(Main.EXIT_USAGE, missing.exitCode(), missing.err());
+    assertTrue(missing.err().contains("no such file"), missing.err());
+    Run both = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "1", "--payload-file", file.toString(), "--record-size", "10", "--throughput", "-1");
+    assertEquals(Main.EXIT_USAGE, both.exitCode(), both.err());
+    Run neither = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "1", "--throughput", "-1");
+    assertEquals(Main.EXIT_USAGE, neither.exitCode(), neither.err());
+    assertTrue(neither.err().contains("exactly one of --record-size and --payload-file"), neither.err());
+  }
+
+  @Test
+  void theDelimiterEscapesAreKafkas() {
+    assertEquals("\n", PerfProduceCommand.unescape("\\n"));
+    assertEquals("a\tb\r\\", PerfProduceCommand.unescape("a\\tb\\r\\\\"));
+    assertEquals("\\q", PerfProduceCommand.unescape("\\q"));
+  }
+
   @Test
   void throttledProduceSendsEveryRecord() {
     ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-rate", "--partitions", "1");

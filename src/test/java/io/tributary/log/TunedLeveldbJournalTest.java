@@ -228,6 +228,8 @@ class TunedLeveldbJournalTest {
     assertEquals(plugin.getBytes("cache-size").longValue(), o.cacheSize());
     assertEquals(CompressionType.NONE, o.compressionType(), "record batches are compressed by the journal itself");
     assertTrue(TunedLeveldbJournal.lz4Events(plugin), "event-compression = lz4");
+    assertEquals(0, plugin.getDuration("circuit-breaker.call-timeout").toMillis(),
+        "no timeout timer per journal call: writes are synchronous, a timeout could only misreport a slow one");
   }
 
   @Test
