@@ -162,7 +162,7 @@ final class PerfEndToEndLatencyCommand implements Callable<Integer> {
 
   /** Kafka's record value: {@code size} copies of one random uppercase letter. */
   static byte[] value(Random random, int size) {
-    byte[] value = new byte[size];
+    byte[] value = PerfProduceCommand.allocate(size);
     Arrays.fill(value, (byte) (random.nextInt(26) + 65));
     return value;
   }

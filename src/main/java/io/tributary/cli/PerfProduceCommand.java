@@ -147,8 +147,10 @@ final class PerfProduceCommand implements Callable<Integer> {
     try {
       text = java.nio.file.Files.readString(payloadFile, java.nio.charset.StandardCharsets.UTF_8);
     } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      throw new CommandLine.ParameterException(cl, "Cannot read --payload-file " + payloadFile + ": "
-          + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()));
+      String why = e instanceof java.nio.file.NoSuchFileException ? "no such file"
+          : e instanceof java.nio.charset.CharacterCodingException ? "it is not UTF-8 text (as Kafka's, it must be)"
+          : e.getMessage();
+      throw new CommandLine.ParameterException(cl, "Cannot read --payload-file " + payloadFile + ": " + why);
     }
     return splitPayloads(cl, text, unescape(payloadDelimiter), payloadFile.toString());
   }
@@ -198,14 +200,33 @@ final class PerfProduceCommand implements Callable<Integer> {
     return b.toString();
   }
 
-  /** Kafka's payload: {@code size} uppercase letters from {@code new SplittableRandom(0)}. */
+  /**
+   * Kafka's payload: {@code size} uppercase letters from {@code new SplittableRandom(0)}.
+   *
+   * @throws CliException if the tool's heap cannot hold it (a huge {@code --record-size}; exit 1, one line)
+   */
   static byte[] payload(int size) {
     SplittableRandom random = new SplittableRandom(0);
-    byte[] payload = new byte[size];
+    byte[] payload = allocate(size);
     for (int i = 0; i < size; i++) {
       payload[i] = (byte) (random.nextInt(26) + 65);
     }
     return payload;
+  }
+
+  /**
+   * A record of {@code size} bytes, or a one-line error instead of an {@link OutOfMemoryError} stack trace when the
+   * tool's heap cannot hold it (such a record could not be sent anyway: it is far above any max.request.size).
+   *
+   * @throws CliException if the allocation fails
+   */
+  static byte[] allocate(int size) {
+    try {
+      return new byte[size];
+    } catch (OutOfMemoryError e) {
+      throw new CliException("--record-size " + size + " bytes does not fit in this tool's heap ("
+          + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MB); a record that large could not be sent anyway");
+    }
   }
 
   /**

@@ -189,6 +189,11 @@ class PerfToolsSmokeTest {
         "--num-records", "1", "--payload-file", dataDir.resolve("nope.txt").toString(), "--throughput", "-1");
     assertEquals(Main.EXIT_USAGE, missing.exitCode(), missing.err());
     assertTrue(missing.err().contains("no such file"), missing.err());
+    Files.write(file, new byte[] {'a', (byte) 0xff, '\n'});
+    Run binary = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
+        "--num-records", "1", "--payload-file", file.toString(), "--throughput", "-1");
+    assertEquals(Main.EXIT_USAGE, binary.exitCode(), binary.err());
+    assertTrue(binary.err().contains("is not UTF-8 text"), binary.err());
     Run both = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-payloads",
         "--num-records", "1", "--payload-file", file.toString(), "--record-size", "10", "--throughput", "-1");
     assertEquals(Main.EXIT_USAGE, both.exitCode(), both.err());
@@ -196,6 +201,26 @@ class PerfToolsSmokeTest {
         "--num-records", "1", "--throughput", "-1");
     assertEquals(Main.EXIT_USAGE, neither.exitCode(), neither.err());
     assertTrue(neither.err().contains("exactly one of --record-size and --payload-file"), neither.err());
+  }
+
+  /**
+   * A --record-size no heap can hold (Integer.MAX_VALUE is above the JVM's array limit, whatever the heap) is one
+   * error line and exit 1, for both tools that build records of that size; before, an OutOfMemoryError stack trace
+   * (newcomer finding, with --record-size 2000000000).
+   */
+  @Test
+  void aRecordSizeNoHeapCanHoldIsOneErrorLine() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-huge", "--partitions", "1");
+    for (String tool : List.of("produce", "e2e-latency")) {
+      List<String> args = new java.util.ArrayList<>(List.of("perf", tool, "--bootstrap-server", bootstrap, "--topic",
+          "smoke-huge", "--num-records", "2", "--record-size", Integer.toString(Integer.MAX_VALUE)));
+      args.addAll(tool.equals("produce") ? List.of("--throughput", "-1") : List.of("--producer-acks", "1"));
+      Run r = run(args.toArray(new String[0]));
+      assertEquals(Main.EXIT_FAILURE, r.exitCode(), tool + ": " + r.err());
+      List<String> errors = r.err().lines().toList();
+      assertEquals(1, errors.size(), tool + ": " + r.err());
+      assertTrue(errors.get(0).contains("does not fit in this tool's heap"), r.err());
+    }
   }
 
   @Test
