@@ -29,7 +29,9 @@ import picocli.CommandLine.Spec;
  * missing, unreadable or empty payload file is a usage error (exit 2), as both or neither of the two options are. Latency is send → acknowledgement of each record, and the figures count acknowledged records only (all 0,
  * never NaN, when none was). When a record is not acknowledged (e.g. {@code --record-size} above the topic's
  * {@code max.message.bytes} or the producer's {@code max.request.size}), the total line is still printed, then one line
- * on stderr with how many records failed and the first error, and the exit code is 1.
+ * on stderr with how many records failed and the first error, and the exit code is 1. While records keep failing,
+ * stderr gets a {@code WARN} line with the count so far at most every 5 s (none in the first 5 s), so that a run
+ * whose broker is gone does not go silent.
  */
 @Command(
     name = "produce",
@@ -99,6 +101,10 @@ final class PerfProduceCommand implements Callable<Integer> {
     SplittableRandom pick = new SplittableRandom(0);
 
     AtomicLong failed = new AtomicLong();
+    PrintWriter err = cl.getErr();
+    // stderr gets a line at most every REPORTING_INTERVAL_MS while records keep failing (the first one at the
+    // earliest one interval after the start), so that a run whose broker is gone does not go silent
+    AtomicLong nextFailureReportMs = new AtomicLong(System.currentTimeMillis() + REPORTING_INTERVAL_MS);
     AtomicReference<Throwable> firstError = new AtomicReference<>();
     try (TributaryClient client = bootstrap.connect(cl, config)) {
       BootstrapOption.partitionCount(client, topic); // a missing topic fails at once, before the clock starts
@@ -117,8 +123,14 @@ final class PerfProduceCommand implements Callable<Integer> {
           if (ex == null) {
             stats.record((int) (now - sendStartMs), payload.length, now);
           } else {
-            failed.incrementAndGet();
+            long n = failed.incrementAndGet();
             firstError.compareAndSet(null, Main.unwrap(ex)); // reported once, after the total line
+            long due = nextFailureReportMs.get();
+            if (now >= due && nextFailureReportMs.compareAndSet(due, now + REPORTING_INTERVAL_MS)) {
+              err.println("WARN " + n + " records not acknowledged so far; latest error: "
+                  + Main.message(Main.unwrap(ex)));
+              err.flush();
+            }
           }
         });
         if (throttler.shouldThrottle(i, sendStartMs)) {

@@ -230,6 +230,25 @@ class PerfToolsSmokeTest {
     assertEquals("\\q", PerfProduceCommand.unescape("\\q"));
   }
 
+  /**
+   * Records that keep failing get a WARN line on stderr at most every 5 s with the count so far, not only the summary
+   * at the end: a newcomer's run whose broker was gone printed nothing for 10 minutes. 14 records at 2 rec/s take at
+   * least 6.5 s, so failures come after the first 5 s; each is refused (larger than max.message.bytes).
+   */
+  @Test
+  void recordsThatKeepFailingAreReportedWhileTheRunGoesOn() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-failing", "--partitions", "1",
+        "--config", "max.message.bytes=1000");
+    Run r = run("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-failing", "--num-records", "14",
+        "--record-size", "5000", "--throughput", "2", "--producer-props", "acks=1", "linger.ms=0");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    List<String> errors = r.err().lines().toList();
+    assertTrue(errors.size() >= 2, r.err());
+    assertTrue(errors.get(0).matches("WARN \\d+ records not acknowledged so far; latest error: MESSAGE_TOO_LARGE.*"),
+        r.err());
+    assertTrue(errors.get(errors.size() - 1).startsWith("Error: 14 of 14 records were not acknowledged"), r.err());
+  }
+
   @Test
   void throttledProduceSendsEveryRecord() {
     ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-rate", "--partitions", "1");
