@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
  * is Kafka's: {@code --record-size} random uppercase letters from a generator with the fixed seed 0, the same for every
  * record; or, with {@code --payload-file} instead (as Kafka's), the file's UTF-8 text split at {@code
  * --payload-delimiter} (default a newline), one of those payloads drawn at random (fixed seed) for each record. A
- * missing, unreadable or empty payload file is a usage error (exit 2), as both or neither of the two options are. Latency is send → acknowledgement of each record, and the figures count acknowledged records only (all 0,
+ * missing, unreadable or empty payload file is a usage error (exit 2), as both or neither of the two options are.
+ * Latency is send → acknowledgement of each record, and the figures count acknowledged records only (all 0,
  * never NaN, when none was). When a record is not acknowledged (e.g. {@code --record-size} above the topic's
  * {@code max.message.bytes} or the producer's {@code max.request.size}), the total line is still printed, then one line
  * on stderr with how many records failed and the first error, and the exit code is 1. While records keep failing,

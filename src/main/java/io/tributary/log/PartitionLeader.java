@@ -82,9 +82,9 @@ import java.util.Map;
  *   <li>{@link Produce} → {@link ProduceResponse}: {@code acks=1} after the leader persisted the batch,
  *       {@code acks=all} once the high watermark passed it (the ISR then held at least {@code min.insync.replicas},
  *       else NOT_ENOUGH_REPLICAS_AFTER_APPEND; fewer in-sync replicas before the append → NOT_ENOUGH_REPLICAS, nothing
- *       written; not replicated within the request's timeout → REQUEST_TIMED_OUT), {@code acks=0} as {@code acks=1} if it has a
- *       reply-to (the producer does not wait for it, it only frees the request's in-flight slot: the flow control
- *       that TCP gives Kafka's {@code acks=0}), else no reply.
+ *       written; not replicated within the request's timeout → REQUEST_TIMED_OUT), {@code acks=0} as {@code acks=1}
+ *       if it has a reply-to (the producer does not wait for it, it only frees the request's in-flight slot: the
+ *       flow control that TCP gives Kafka's {@code acks=0}), else no reply.
  *       Other errors: NOT_LEADER_OR_FOLLOWER (not the leader: retry after a metadata refresh),
  *       UNKNOWN_TOPIC_OR_PARTITION, MESSAGE_TOO_LARGE (above the topic's {@code max.message.bytes}; nothing written),
  *       CORRUPT_MESSAGE / INVALID_RECORD / UNSUPPORTED_COMPRESSION_TYPE (layout or CRC check failed; nothing written),
