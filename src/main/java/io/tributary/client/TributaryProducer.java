@@ -378,6 +378,11 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     nextRetryWarningMs = now + RETRY_WARNING_INTERVAL_MS;
     String since = retriesNotLogged == 0 ? "" : " (" + retriesNotLogged + " more retries since the last warning)";
     retriesNotLogged = 0;
+    if (error.errorCode() == ErrorCode.MESSAGE_TOO_LARGE) { // a split (see RecordAccumulator), not a retry
+      LOG.warn("Produce to {}-{} failed with MESSAGE_TOO_LARGE, splitting the batch of {} records and sending the"
+          + " pieces: {}{}", batch.topic, batch.partition, batch.recordCount(), error.getMessage(), since);
+      return;
+    }
     LOG.warn("Produce to {}-{} failed with {}, retrying until delivery.timeout.ms ({} ms) is up: {}{}", batch.topic,
         batch.partition, error.errorCode(), settings.deliveryTimeoutMs(), error.getMessage(), since);
   }

@@ -273,6 +273,42 @@ class TributaryProducerTest {
     s.fake().createTopic("held", 1);
     s.fake().produceFaults.add(ErrorCode.NOT_ENOUGH_REPLICAS);
     s.fake().produceFaults.add(ErrorCode.NOT_ENOUGH_REPLICAS);
+    List<String> warnings = producerWarningsWhile(() -> {
+      try (TributaryClient client = s.client();
+          Producer<String, String> producer = producer(client, Map.of(ClientConfig.RETRY_BACKOFF_MS, 10))) {
+        assertEquals(0L, get(producer.send(new ProducerRecord<>("held", "v"))).offset());
+      }
+    });
+    assertFalse(warnings.isEmpty(), "the retries were logged");
+    assertTrue(warnings.size() <= 2, warnings.toString());
+    assertTrue(warnings.get(0).contains("held-0") && warnings.get(0).contains("NOT_ENOUGH_REPLICAS")
+        && warnings.get(0).contains("retrying until delivery.timeout.ms"), warnings.get(0));
+  }
+
+  /** A batch refused as too large is split, and the warning says so instead of promising retries (newcomer). */
+  @Test
+  void aSplitIsLoggedAsASplit() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("split", 1);
+    s.fake().produceFaults.add(ErrorCode.MESSAGE_TOO_LARGE);
+    List<String> warnings = producerWarningsWhile(() -> {
+      try (TributaryClient client = s.client();
+          Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 600_000,
+              ClientConfig.DELIVERY_TIMEOUT_MS, 700_000))) {
+        CompletionStage<RecordMetadata> a = producer.send(new ProducerRecord<>("split", 0, null, "a"));
+        CompletionStage<RecordMetadata> b = producer.send(new ProducerRecord<>("split", 0, null, "b"));
+        producer.flush(); // one batch of both records, refused, split, the pieces appended
+        assertEquals(0L, get(a).offset());
+        assertEquals(1L, get(b).offset());
+      }
+    });
+    assertEquals(1, warnings.size(), warnings.toString());
+    assertTrue(warnings.get(0).contains("split-0") && warnings.get(0).contains("splitting the batch of 2 records"),
+        warnings.get(0));
+  }
+
+  /** The producer's WARN lines logged while {@code body} runs. */
+  private static List<String> producerWarningsWhile(ThrowingRunnable body) throws Exception {
     ch.qos.logback.classic.Logger logger =
         (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(TributaryProducer.class);
     ch.qos.logback.classic.Level level = logger.getLevel();
@@ -281,22 +317,20 @@ class TributaryProducerTest {
     appender.start();
     logger.addAppender(appender);
     logger.setLevel(ch.qos.logback.classic.Level.WARN);
-    try (TributaryClient client = s.client();
-        Producer<String, String> producer = producer(client, Map.of(ClientConfig.RETRY_BACKOFF_MS, 10))) {
-      assertEquals(0L, get(producer.send(new ProducerRecord<>("held", "v"))).offset());
+    try {
+      body.run();
     } finally {
       logger.detachAppender(appender);
       logger.setLevel(level);
     }
-    List<String> warnings =
-        appender.list.stream()
-            .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
-            .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
-            .toList();
-    assertFalse(warnings.isEmpty(), "the retries were logged");
-    assertTrue(warnings.size() <= 2, warnings.toString());
-    assertTrue(warnings.get(0).contains("held-0") && warnings.get(0).contains("NOT_ENOUGH_REPLICAS"),
-        warnings.get(0));
+    return appender.list.stream()
+        .filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+        .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+        .toList();
+  }
+
+  private interface ThrowingRunnable {
+    void run() throws Exception;
   }
 
   @Test
