@@ -41,6 +41,12 @@ final class Partitioner {
     return partition;
   }
 
+  /** Whether {@code partition} is the current sticky partition of {@code topic} (records without a key go there). */
+  boolean isSticky(String topic, int partition) {
+    AtomicInteger current = sticky.get(topic);
+    return current != null && current.get() == partition;
+  }
+
   /**
    * A new batch would be needed for {@code previous}: move the sticky partition of {@code topic} to another one, unless
    * another thread already moved it.

@@ -27,7 +27,11 @@ import java.util.function.LongSupplier;
  *
  * The head batch of a partition is ready to send when it is full (it reached {@code batch.size}, or a record did not
  * fit), a newer batch is queued behind it, it has waited {@code linger.ms}, a flush or close is in progress, or a
- * thread is blocked waiting for buffer memory.
+ * thread is blocked waiting for buffer memory. When a drain finds a batch ready, the head batches of the other
+ * partitions (those it takes no batch from otherwise) that only wait for {@code linger.ms} are drained with it (and their in-flight slot taken), as Kafka's
+ * {@code RecordAccumulator.drain} takes a batch of every partition of a ready broker: a request goes out anyway, and
+ * the producer puts them into it (see {@code TributaryProducer}). Partitions written at the same rate then linger in
+ * step, and one request carries a batch of each.
  *
  * <h2>Compression</h2>
  *
@@ -428,11 +432,27 @@ final class RecordAccumulator {
    *     to do without a wakeup ({@link Long#MAX_VALUE} if none)
    */
   Drained drain() {
+    return drain((topic, partition) -> false);
+  }
+
+  /** Which partitions' batches are being filled on purpose (see {@link #drain(Filling)}). */
+  @FunctionalInterface
+  interface Filling {
+    boolean test(String topic, int partition);
+  }
+
+  /**
+   * As {@link #drain()}, leaving out of the drain-along (see the class comment) the lingering batches that {@code
+   * filling} names: the producer's sticky partitions, whose batch the partitioner fills before it moves on (sending it
+   * early would make it move on after a few records, and every batch small). Sender thread only.
+   */
+  Drained drain(Filling filling) {
     long now = clock.getAsLong();
     boolean forceReady = closing || flushesInProgress.get() > 0 || memory.hasQueuedThreads();
     boolean sealingBlocked = idempotent && epochBumpNeeded && !tryBumpEpoch();
     List<ProducerBatch> ready = new ArrayList<>();
     List<ProducerBatch> expired = null;
+    List<PartitionQueue> lingering = null; // partitions whose head batch waits only for linger.ms
     long next = Long.MAX_VALUE;
     for (TopicQueues tq : topics.values()) {
       for (PartitionQueue pq : tq.partitions) {
@@ -453,6 +473,7 @@ final class RecordAccumulator {
             }
             expired.add(head);
           }
+          boolean tookOne = false;
           while ((head = deque.peekFirst()) != null) {
             boolean slotFree = pq.pendingRetries > 0 ? pq.inFlight == 0 : pq.inFlight < maxInFlight;
             if (!slotFree) {
@@ -465,6 +486,12 @@ final class RecordAccumulator {
               }
             } else if (!(forceReady || head.full || deque.size() > 1 || now - head.createdMs >= lingerMs)) {
               next = Math.min(next, TributaryClient.saturatedAdd(head.createdMs, lingerMs));
+              if (!tookOne) { // not a batch that started filling when the one before it went (one per partition)
+                if (lingering == null) {
+                  lingering = new ArrayList<>();
+                }
+                lingering.add(pq);
+              }
               break;
             }
             if (idempotent && !head.hasSequence()) {
@@ -478,10 +505,31 @@ final class RecordAccumulator {
             pq.inFlight++;
             pq.inFlightBatches.add(head);
             ready.add(head);
+            tookOne = true;
           }
           if (head != null) {
             next = Math.min(next, TributaryClient.saturatedAdd(head.createdMs, deliveryTimeoutMs));
           }
+        }
+      }
+    }
+    if (lingering != null && !ready.isEmpty() && !sealingBlocked) {
+      // as Kafka's drain: a request goes out anyway, so the other partitions' batches still lingering go with it
+      for (PartitionQueue pq : lingering) {
+        synchronized (pq) {
+          ProducerBatch head = pq.deque.peekFirst();
+          if (head == null || head.attempts > 0 || pq.pendingRetries > 0 || pq.inFlight >= maxInFlight
+              || filling.test(head.topic, head.partition)) {
+            continue;
+          }
+          if (idempotent && !head.hasSequence()) {
+            seal(pq, head);
+          }
+          pq.deque.pollFirst();
+          head.drained = true;
+          pq.inFlight++;
+          pq.inFlightBatches.add(head);
+          ready.add(head);
         }
       }
     }

@@ -1,6 +1,8 @@
 package io.tributary.client;
 
 import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
@@ -9,7 +11,10 @@ import io.tributary.record.Header;
 import io.tributary.record.RecordBatch;
 import io.tributary.record.RecordBatchBuilder;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -24,8 +29,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * {@link Producer} built as Kafka's {@code KafkaProducer}: {@link #send} partitions and serializes a record and
  * appends it to a {@link RecordAccumulator} in the calling thread; one sender thread per producer ({@code
- * tributary-producer-N-sender}) drains ready batches, sends one {@link ProduceRequest} per batch through the gateway,
- * and handles the answers (retries, completion of the futures).
+ * tributary-producer-N-sender}) drains ready batches, sends them through the gateway, the batches of several
+ * partitions together in one {@link MultiProduceRequest} as Kafka's sender puts every ready partition of a broker in
+ * one Produce request, and handles the answers (retries, completion of the futures).
  *
  * <p>Futures complete, and their callbacks run, on the sender thread (or on the thread that closes the producer when
  * it aborts records): callbacks should be quick and must not call {@link #flush()} (which throws {@link
@@ -324,10 +330,8 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
   private void runDrain() {
     drainScheduled.set(false);
     try {
-      RecordAccumulator.Drained drained = accumulator.drain();
-      for (ProducerBatch batch : drained.batches()) {
-        send(batch);
-      }
+      RecordAccumulator.Drained drained = accumulator.drain(partitioner::isSticky);
+      sendAll(drained.batches());
       if (drained.nextDeadlineMs() != Long.MAX_VALUE) {
         drainAt(drained.nextDeadlineMs());
       }
@@ -336,15 +340,110 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     }
   }
 
-  private void send(ProducerBatch batch) {
-    byte[] bytes;
+  /**
+   * Sends drained batches in as few requests as Kafka's sender would: batches of several partitions go together in
+   * one {@link MultiProduceRequest} (at most one batch per partition, at most {@code max.request.size} bytes in all,
+   * the first always), as Kafka's one Produce request per broker per drain; a request of one batch is a plain {@link
+   * ProduceRequest}. A partition's k-th batch of this drain goes in the k-th request, so its batches leave in order.
+   * Sender thread only.
+   */
+  private void sendAll(List<ProducerBatch> batches) {
+    if (batches.isEmpty()) {
+      return;
+    }
+    if (batches.size() == 1) {
+      ProducerBatch batch = batches.get(0);
+      byte[] bytes = build(batch);
+      if (bytes != null) {
+        send(batch, bytes);
+      }
+      return;
+    }
+    // round k: the k-th batch of each partition, in drain order
+    List<List<ProducerBatch>> rounds = new ArrayList<>();
+    List<List<byte[]>> roundBytes = new ArrayList<>();
+    Map<TopicPartition, Integer> seen = new HashMap<>();
+    for (ProducerBatch batch : batches) {
+      byte[] bytes = build(batch);
+      if (bytes == null) {
+        continue;
+      }
+      int k = seen.merge(new TopicPartition(batch.topic, batch.partition), 1, Integer::sum) - 1;
+      if (k == rounds.size()) {
+        rounds.add(new ArrayList<>());
+        roundBytes.add(new ArrayList<>());
+      }
+      rounds.get(k).add(batch);
+      roundBytes.get(k).add(bytes);
+    }
+    int limit = settings.maxRequestSize();
+    for (int k = 0; k < rounds.size(); k++) {
+      List<ProducerBatch> round = rounds.get(k);
+      List<byte[]> bytes = roundBytes.get(k);
+      int from = 0;
+      long size = 0;
+      for (int i = 0; i < round.size(); i++) {
+        if (i > from && size + bytes.get(i).length > limit) {
+          sendRequest(round.subList(from, i), bytes.subList(from, i));
+          from = i;
+          size = 0;
+        }
+        size += bytes.get(i).length;
+      }
+      sendRequest(round.subList(from, round.size()), bytes.subList(from, round.size()));
+    }
+  }
+
+  /** The batch's bytes to send (built and compressed once, see {@link RecordAccumulator#close}); null if it failed. */
+  private byte[] build(ProducerBatch batch) {
     try {
-      bytes = accumulator.close(batch);
+      return accumulator.close(batch);
     } catch (RuntimeException e) {
       accumulator.onFailure(
           batch, new TributaryException(ErrorCode.MESSAGE_TOO_LARGE, "could not build the record batch: " + e, e));
+      return null;
+    }
+  }
+
+  private void sendRequest(List<ProducerBatch> batches, List<byte[]> bytes) {
+    if (batches.size() == 1) {
+      send(batches.get(0), bytes.get(0));
       return;
     }
+    List<ProducerBatch> sent = List.copyOf(batches);
+    List<MultiProduceRequest.Entry> entries = new ArrayList<>(sent.size());
+    for (int i = 0; i < sent.size(); i++) {
+      entries.add(MultiProduceRequest.Entry.of(sent.get(i).topic, sent.get(i).partition, bytes.get(i)));
+    }
+    short acks = settings.acks();
+    int timeoutMs = settings.requestTimeoutMs();
+    CompletionStage<MultiProduceResponse> answer =
+        client.ask(
+            replyTo -> new MultiProduceRequest(ProtocolVersions.CURRENT, acks, timeoutMs, entries, replyTo),
+            timeoutMs);
+    if (acks == 0) {
+      for (ProducerBatch batch : sent) {
+        accumulator.onSentWithoutAcks(batch);
+      }
+    }
+    answer.whenCompleteAsync((response, failure) -> {
+      for (int i = 0; i < sent.size(); i++) {
+        ProduceResponse r = response == null || i >= response.responses().size() ? null : response.responses().get(i);
+        Throwable f = failure;
+        if (f == null && r == null) {
+          f = new TributaryException(ErrorCode.UNKNOWN_SERVER_ERROR, "the broker answered "
+              + response.responses().size() + " of the " + sent.size() + " batches of a produce request");
+        }
+        if (acks == 0) {
+          onAcksZeroAnswer(sent.get(i), r);
+        } else {
+          onAnswer(sent.get(i), r, f);
+        }
+      }
+    }, sender);
+  }
+
+  private void send(ProducerBatch batch, byte[] bytes) {
     short acks = settings.acks();
     int timeoutMs = settings.requestTimeoutMs();
     CompletionStage<ProduceResponse> answer =

@@ -3,6 +3,7 @@ package io.tributary.gateway;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import io.tributary.cluster.Controller;
 import io.tributary.group.GroupCoordinator;
@@ -17,11 +18,16 @@ import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.TopicNames;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * The entry point of every node for clients, at the well-known path {@value #PATH}: a client JVM (not a cluster
@@ -30,7 +36,9 @@ import java.time.Duration;
  * <p>It checks what it can check cheaply (protocol version, topic name, partition ≥ 0) and routes: produce, fetch
  * and list-offsets requests go straight to the partition's leader replica when the node's metadata places it on this
  * node ({@link LocalLeaders}), else through the node's partition router ({@link io.tributary.log.ReplicaManager});
- * the leader answers the client directly, the gateway is not on the response path; admin requests go to the
+ * the leader answers the client directly, the gateway is not on the response path; the entries of a {@link
+ * MultiProduceRequest} are routed alike and their leaders' answers gathered into one answer by a short-lived child
+ * ({@link ProduceGather}); admin requests go to the
  * {@link Controller} singleton, group requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator}
  * singleton. A request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or
  * UNKNOWN_TOPIC_OR_PARTITION.
@@ -77,20 +85,11 @@ public final class Gateway {
       LocalLeaders leaders = LocalLeaders.get(ctx.getSystem());
       return Behaviors.receive(ClientRequest.class)
           .onMessage(ProduceRequest.class, r -> {
-            String error = check(r.version(), r.topic(), r.partition());
-            if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
-              // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
-              // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
-              if (r.replyTo() != null) {
-                r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
-                    "Cannot append to internal topic " + r.topic()));
-              }
-            } else if (error == null) {
-              route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.Produce(r));
-            } else if (r.replyTo() != null) {
-              r.replyTo().tell(
-                  ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
-            }
+            produce(leaders, partitions, r);
+            return Behaviors.same();
+          })
+          .onMessage(MultiProduceRequest.class, r -> {
+            multiProduce(ctx, leaders, partitions, r);
             return Behaviors.same();
           })
           .onMessage(FetchRequest.class, r -> {
@@ -133,6 +132,60 @@ public final class Gateway {
           })
           .build();
     });
+  }
+
+  /** Checks and routes one partition's produce request; a request it refuses is answered here. */
+  private static void produce(
+      LocalLeaders leaders, ActorRef<PartitionLeader.Command> partitions, ProduceRequest r) {
+    String error = check(r.version(), r.topic(), r.partition());
+    if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
+      // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
+      // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
+      if (r.replyTo() != null) {
+        r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
+            "Cannot append to internal topic " + r.topic()));
+      }
+    } else if (error == null) {
+      route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.Produce(r));
+    } else if (r.replyTo() != null) {
+      r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
+    }
+  }
+
+  /**
+   * A {@link MultiProduceRequest}: each entry goes its way as a {@link ProduceRequest} (checked and routed as one sent
+   * alone); their answers are gathered by a short-lived {@link ProduceGather} child that answers the client once. An
+   * entry repeating an earlier entry's partition is answered INVALID_REQUEST. Without a reply-to (nobody waits) the
+   * entries are routed without a gatherer.
+   */
+  private static void multiProduce(
+      ActorContext<ClientRequest> ctx,
+      LocalLeaders leaders,
+      ActorRef<PartitionLeader.Command> partitions,
+      MultiProduceRequest r) {
+    List<MultiProduceRequest.Entry> entries = r.entries();
+    ActorRef<Object> gatherer = null;
+    ActorRef<ProduceResponse> gather = null;
+    if (r.replyTo() != null) {
+      if (entries.isEmpty()) {
+        r.replyTo().tell(new MultiProduceResponse(List.of()));
+        return;
+      }
+      gatherer = ctx.spawnAnonymous(
+          ProduceGather.create(entries, r.replyTo(), Duration.ofMillis(Math.max(1, r.timeoutMs()))));
+      gather = gatherer.narrow();
+    }
+    Set<String> seen = entries.size() > 1 ? new HashSet<>() : null;
+    for (int i = 0; i < entries.size(); i++) {
+      MultiProduceRequest.Entry e = entries.get(i);
+      if (seen != null && !seen.add(e.partition() + "/" + e.topic())) {
+        if (gatherer != null) {
+          gatherer.tell(new ProduceGather.Duplicate(i));
+        }
+        continue;
+      }
+      produce(leaders, partitions, e.toProduceRequest(r.version(), r.acks(), r.timeoutMs(), gather));
+    }
   }
 
   /** The partition's leader replica if it runs on this node ({@link LocalLeaders}), else the node's router. */

@@ -10,7 +10,13 @@ package io.tributary.protocol;
  */
 public final class ProtocolVersions {
   /** The version this build speaks. */
-  public static final short CURRENT = 0;
+  public static final short CURRENT = 1;
+  /**
+   * The first version with {@link MultiProduceRequest} (several partitions' batches in one request). A client sends
+   * it only as version 1 or later; a broker of version 0 cannot decode it (Artery drops it and the request times out),
+   * so a newer client needs a broker at least this new. Version 0 requests are answered as before.
+   */
+  public static final short MULTI_PRODUCE = 1;
   /** The oldest version this build still answers. */
   public static final short MIN_SUPPORTED = 0;
 

@@ -15,6 +15,8 @@ import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.record.RecordBatch;
@@ -36,6 +38,9 @@ import java.util.Map;
  *       bytes batch, str replyTo</td></tr>
  *   <tr><td>PR</td><td>{@link ProduceResponse}: str topic, i32 partition, i32 error, str message, i64 baseOffset,
  *       i64 logAppendTime, i64 logStartOffset</td></tr>
+ *   <tr><td>MQ</td><td>{@link MultiProduceRequest}: i16 version, i16 acks, i32 timeoutMs, str replyTo, i32 count,
+ *       count × (str topic, i32 partition, bytes batch)</td></tr>
+ *   <tr><td>MR</td><td>{@link MultiProduceResponse}: i32 count, count × PR</td></tr>
  *   <tr><td>FQ</td><td>{@link FetchRequest}: i16 version, str topic, i32 partition, i64 fetchOffset, i32 maxBytes,
  *       i32 maxWaitMs, str replyTo</td></tr>
  *   <tr><td>FR</td><td>{@link FetchResponse}: str topic, i32 partition, i32 error, str message, i64 hw,
@@ -96,6 +101,8 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     if (o instanceof PartitionLeader.Fetch) return "LF";
     if (o instanceof ProduceRequest) return "PQ";
     if (o instanceof ProduceResponse) return "PR";
+    if (o instanceof MultiProduceRequest) return "MQ";
+    if (o instanceof MultiProduceResponse) return "MR";
     if (o instanceof FetchRequest) return "FQ";
     if (o instanceof ListOffsetsRequest) return "OQ";
     if (o instanceof ListOffsetsResponse) return "OR";
@@ -153,6 +160,12 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
       return p.batchLength() + 512;
     } else if (o instanceof PartitionLeader.Produce p) {
       return p.request().batchLength() + 512;
+    } else if (o instanceof MultiProduceRequest m) {
+      int n = 512;
+      for (MultiProduceRequest.Entry e : m.entries()) {
+        n += e.batchLength() + e.topic().length() * 3 + 16;
+      }
+      return n;
     } else if (o instanceof FetchResponse r) {
       return batchBytes(r.batches()) + 512;
     } else if (o instanceof PartitionLeader.ReplicaFetchResponse r) {
@@ -177,8 +190,17 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     } else if (o instanceof ProduceRequest p) {
       writeProduceRequest(out, p);
     } else if (o instanceof ProduceResponse r) {
-      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.baseOffset())
-          .i64(r.logAppendTimeMs()).i64(r.logStartOffset());
+      writeProduceResponse(out, r);
+    } else if (o instanceof MultiProduceRequest m) {
+      out.i16(m.version()).i16(m.acks()).i32(m.timeoutMs()).str(ref(m.replyTo())).i32(m.entries().size());
+      for (MultiProduceRequest.Entry e : m.entries()) {
+        out.str(e.topic()).i32(e.partition()).bytes(e.batchBuffer(), e.batchOffset(), e.batchLength());
+      }
+    } else if (o instanceof MultiProduceResponse m) {
+      out.i32(m.responses().size());
+      for (ProduceResponse r : m.responses()) {
+        writeProduceResponse(out, r);
+      }
     } else if (o instanceof FetchRequest f) {
       writeFetchRequest(out, f);
     } else if (o instanceof FetchResponse r) {
@@ -298,7 +320,19 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
         case "LP" -> new PartitionLeader.Produce(readProduceRequest(in));
         case "LF" -> new PartitionLeader.Fetch(readFetchRequest(in));
         case "PQ" -> readProduceRequest(in);
-        case "PR" -> new ProduceResponse(in.str(), in.i32(), error(in.i32()), in.str(), in.i64(), in.i64(), in.i64());
+        case "PR" -> readProduceResponse(in);
+        case "MQ" -> readMultiProduceRequest(in, totalBytes);
+        case "MR" -> {
+          int n = in.i32();
+          if (n < 0 || n > totalBytes) {
+            throw new MalformedMessageException("bad response count " + n);
+          }
+          List<ProduceResponse> responses = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            responses.add(readProduceResponse(in));
+          }
+          yield new MultiProduceResponse(responses);
+        }
         case "FQ" -> readFetchRequest(in);
         case "FR" -> {
           String topic = in.str();
@@ -376,6 +410,40 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
         ? new ProduceRequest(version, topic, partition, acks, timeoutMs, null, replyTo)
         : new ProduceRequest(version, topic, partition, acks, timeoutMs, batch.array(), batch.offset(), batch.length(),
             replyTo);
+  }
+
+  private static void writeProduceResponse(Wire.Out out, ProduceResponse r) {
+    out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.baseOffset())
+        .i64(r.logAppendTimeMs()).i64(r.logStartOffset());
+  }
+
+  private static ProduceResponse readProduceResponse(Wire.In in) {
+    return new ProduceResponse(in.str(), in.i32(), error(in.i32()), in.str(), in.i64(), in.i64(), in.i64());
+  }
+
+  /** The entries' batches stay in the frame's array, as a {@link ProduceRequest}'s (see {@link #readProduceRequest}). */
+  private MultiProduceRequest readMultiProduceRequest(Wire.In in, int totalBytes) {
+    short version = in.i16();
+    short acks = in.i16();
+    int timeoutMs = in.i32();
+    ActorRef<MultiProduceResponse> replyTo = resolve(in.str());
+    int n = in.i32();
+    if (n < 0 || n > totalBytes) {
+      throw new MalformedMessageException("bad entry count " + n);
+    }
+    List<MultiProduceRequest.Entry> entries = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      String topic = in.str();
+      if (topic == null) {
+        throw new MalformedMessageException("entry " + i + " has no topic");
+      }
+      int partition = in.i32();
+      Wire.Range batch = in.range();
+      entries.add(batch == null
+          ? new MultiProduceRequest.Entry(topic, partition, null, 0, 0)
+          : new MultiProduceRequest.Entry(topic, partition, batch.array(), batch.offset(), batch.length()));
+    }
+    return new MultiProduceRequest(version, acks, timeoutMs, entries, replyTo);
   }
 
   private void writeListOffsetsRequest(Wire.Out out, ListOffsetsRequest r) {

@@ -27,6 +27,8 @@ import io.tributary.protocol.GroupProtocol.PartitionRef;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.PartitionDescription;
+import io.tributary.gateway.ProduceGather;
+import io.tributary.protocol.MultiProduceRequest;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.TopicDescription;
@@ -193,17 +195,17 @@ final class FakeGateway {
     if (!(message instanceof Expire)) {
       received.add(message); // before any answer, and under the lock that push() and friends take
     }
-    if (message instanceof ProduceRequest r && holdProduceUntil > 0) {
-      heldProduce.add(r);
-      if (heldProduce.size() >= holdProduceUntil) {
-        holdProduceUntil = 0;
-        for (ProduceRequest held : heldProduce) {
-          produce(held);
-        }
-        heldProduce.clear();
+    if (message instanceof ProduceRequest r) {
+      produceOrHold(r);
+    } else if (message instanceof MultiProduceRequest m) {
+      // as the real gateway: each entry as a request of its own, the answers gathered into one
+      ActorRef<ProduceResponse> gather = m.replyTo() == null
+          ? null
+          : context.<Object>spawnAnonymous(ProduceGather.create(m.entries(), m.replyTo(),
+              java.time.Duration.ofMillis(Math.max(1, m.timeoutMs())))).narrow();
+      for (MultiProduceRequest.Entry e : m.entries()) {
+        produceOrHold(e.toProduceRequest(m.version(), m.acks(), m.timeoutMs(), gather));
       }
-    } else if (message instanceof ProduceRequest r) {
-      produce(r);
     } else if (message instanceof FetchRequest r) {
       fetch(context, r);
     } else if (message instanceof Expire e) {
@@ -214,6 +216,22 @@ final class FakeGateway {
       admin(r);
     } else if (message instanceof GroupRequest r) {
       group(r);
+    }
+  }
+
+  /** Produce requests (a multi-partition request's entries each count as one) held or handled, see holdProduceUntil. */
+  private void produceOrHold(ProduceRequest r) {
+    if (holdProduceUntil > 0) {
+      heldProduce.add(r);
+      if (heldProduce.size() >= holdProduceUntil) {
+        holdProduceUntil = 0;
+        for (ProduceRequest held : heldProduce) {
+          produce(held);
+        }
+        heldProduce.clear();
+      }
+    } else {
+      produce(r);
     }
   }
 

@@ -144,6 +144,35 @@ class RecordAccumulatorTest {
     assertFalse(third.isDone());
   }
 
+  /**
+   * A drain that finds a batch ready takes the other partitions' head batches that only wait for linger.ms along (as
+   * Kafka's drain takes a batch of every partition of a ready broker), one per partition (not the batch that started
+   * filling behind the ready one) and not those the producer names as being filled (its sticky partitions); a drain
+   * that finds nothing ready takes nothing.
+   */
+  @Test
+  void aReadyBatchTakesTheOtherPartitionsLingeringBatchesAlong() {
+    RecordAccumulator acc = accumulator(Map.of());
+    append(acc, "t", 1, bytes(10, 1));
+    append(acc, "t", 2, bytes(10, 2));
+    append(acc, "u", 0, bytes(10, 3));
+    assertTrue(acc.drain().batches().isEmpty(), "nothing is ready: nothing goes");
+    clock.addAndGet(5);
+    int appended = 0;
+    while (wakeups.get() == 0) { // fills t-0's batch; the record that does not fit starts its next batch
+      append(acc, "t", 0, bytes(100, 4));
+      appended++;
+    }
+    List<ProducerBatch> drained = acc.drain((topic, partition) -> topic.equals("u")).batches();
+    assertEquals(List.of("t-0", "t-1", "t-2"),
+        drained.stream().map(b -> b.topic + "-" + b.partition).sorted().toList());
+    assertEquals(appended - 1, drained.stream().filter(b -> b.partition == 0).findFirst().orElseThrow().recordCount());
+    assertTrue(acc.drain().batches().isEmpty(), "t-0's new batch and u-0 still linger");
+    clock.addAndGet(5);
+    assertEquals(List.of("t-0", "u-0"),
+        acc.drain().batches().stream().map(b -> b.topic + "-" + b.partition).sorted().toList());
+  }
+
   @Test
   void recordsOfOnePartitionShareABatchUntilLingerExpires() {
     RecordAccumulator acc = accumulator(Map.of());

@@ -11,6 +11,7 @@ import akka.actor.typed.ActorRef;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.MultiProduceRequest;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.record.Murmur2;
 import java.nio.charset.StandardCharsets;
@@ -87,6 +88,80 @@ class TributaryProducerTest {
       for (int p = 0; p < 3; p++) {
         assertEquals(expected.getOrDefault(p, List.of()), s.fake().values("keyed", p));
       }
+    }
+  }
+
+  /** A key whose records go to {@code partition} of a topic of {@code partitions} partitions. */
+  private static String keyFor(int partition, int partitions) {
+    for (int i = 0; ; i++) {
+      if (Murmur2.partitionForKey(("key-" + i).getBytes(StandardCharsets.UTF_8), partitions) == partition) {
+        return "key-" + i;
+      }
+    }
+  }
+
+  /**
+   * The batches of several partitions drained together go in one {@link MultiProduceRequest} (as Kafka's one Produce
+   * request per broker), a partition's second batch in a second request after its first; every record gets its
+   * partition's dense offsets.
+   */
+  @Test
+  void batchesOfSeveralPartitionsDrainedTogetherGoInOneRequest() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("multi", 4);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 60_000,
+            ClientConfig.BATCH_SIZE, 1024))) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int p = 0; p < 4; p++) {
+        sent.add(producer.send(new ProducerRecord<>("multi", keyFor(p, 4), "one-" + p)));
+      }
+      // partition 3 gets a full batch and a second one behind it
+      String big = "x".repeat(600);
+      sent.add(producer.send(new ProducerRecord<>("multi", keyFor(3, 4), big)));
+      sent.add(producer.send(new ProducerRecord<>("multi", keyFor(3, 4), big)));
+      producer.flush();
+      for (CompletionStage<RecordMetadata> f : sent) {
+        get(f);
+      }
+      assertEquals(List.of(0L, 1L, 2L), List.of(get(sent.get(3)).offset(), get(sent.get(4)).offset(),
+          get(sent.get(5)).offset()));
+      List<MultiProduceRequest> multi = s.fake().received.stream()
+          .filter(MultiProduceRequest.class::isInstance).map(MultiProduceRequest.class::cast).toList();
+      assertEquals(1, multi.size(), "one request for the four partitions' first batches: " + s.fake().received);
+      assertEquals(List.of(0, 1, 2, 3), multi.get(0).entries().stream()
+          .map(MultiProduceRequest.Entry::partition).sorted().toList());
+      List<ProduceRequest> single = s.fake().received.stream()
+          .filter(ProduceRequest.class::isInstance).map(ProduceRequest.class::cast).toList();
+      assertEquals(1, single.size(), "partition 3's second batch alone, after its first");
+      assertEquals(3, single.get(0).partition());
+      assertEquals(List.of("one-3", big, big), s.fake().values("multi", 3));
+    }
+  }
+
+  /**
+   * When one partition's batch is ready (full), the batches of the other partitions that only wait for linger.ms go
+   * with it, as Kafka's drain takes a batch of every partition of a ready broker: with a linger of a minute, the
+   * one-record batches are still sent at once.
+   */
+  @Test
+  void batchesWaitingForLingerGoWithABatchThatIsReady() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("along", 3);
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 60_000,
+            ClientConfig.BATCH_SIZE, 1024))) {
+      CompletionStage<RecordMetadata> p1 = producer.send(new ProducerRecord<>("along", keyFor(1, 3), "waits"));
+      CompletionStage<RecordMetadata> p2 = producer.send(new ProducerRecord<>("along", keyFor(2, 3), "waits too"));
+      List<CompletionStage<RecordMetadata>> full = new ArrayList<>();
+      for (int i = 0; i < 3; i++) { // the third does not fit: partition 0's first batch is full, ready
+        full.add(producer.send(new ProducerRecord<>("along", keyFor(0, 3), "y".repeat(400))));
+      }
+      assertEquals(0L, get(p1).offset(), "sent with partition 0's full batch, not after linger.ms");
+      assertEquals(0L, get(p2).offset());
+      assertEquals(0L, get(full.get(0)).offset());
+      assertTrue(s.fake().received.stream().anyMatch(r -> r instanceof MultiProduceRequest m
+          && m.entries().size() == 3), "one request for the three partitions: " + s.fake().received);
     }
   }
 

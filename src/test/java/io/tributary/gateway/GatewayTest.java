@@ -1,5 +1,6 @@
 package io.tributary.gateway;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,6 +20,8 @@ import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.GroupProtocol;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
@@ -95,6 +98,85 @@ class GatewayTest {
     } finally {
       local.publish(Map.of());
     }
+  }
+
+  /**
+   * A multi-partition produce request: each entry is routed as a request of its own (local leader or router), entries
+   * the gateway refuses (invalid topic name, a partition repeated, the internal offsets topic) are answered by it, and
+   * the client gets one answer with a response per entry in entry order, whatever order the leaders answer in.
+   */
+  @Test
+  void aMultiPartitionProduceRequestIsRoutedPerEntryAndAnsweredOnceInEntryOrder() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<PartitionLeader.Command> leader = testKit.createTestProbe();
+    LocalLeaders local = LocalLeaders.get(testKit.system());
+    local.publish(Map.of("multi", new ActorRef<?>[] {leader.getRef(), null}));
+    try {
+      TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
+      byte[] b0 = {1, 2, 3};
+      byte[] b1 = {4, 5};
+      s.gateway().tell(new MultiProduceRequest(ProtocolVersions.CURRENT, (short) -1, 30000, List.of(
+          MultiProduceRequest.Entry.of("multi", 0, b0),
+          MultiProduceRequest.Entry.of("bad name!", 0, b0),
+          MultiProduceRequest.Entry.of("multi", 1, b1),
+          MultiProduceRequest.Entry.of("multi", 0, b1),
+          MultiProduceRequest.Entry.of("__consumer_offsets", 0, b1)), client.getRef()));
+      ProduceRequest toLeader = leader.expectMessageClass(PartitionLeader.Produce.class).request();
+      ProduceRequest toRouter = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
+      leader.expectNoMessage(Duration.ofMillis(100)); // the repeated partition 0 is not routed
+      assertEquals(0, toLeader.partition());
+      assertEquals(1, toRouter.partition());
+      assertArrayEquals(b0, toLeader.batch());
+      assertArrayEquals(b1, toRouter.batch());
+      assertEquals(-1, toLeader.acks());
+      assertEquals(30000, toRouter.timeoutMs());
+      client.expectNoMessage(Duration.ofMillis(100)); // not before every leader answered
+      toRouter.replyTo().tell(new ProduceResponse("multi", 1, ErrorCode.NONE, null, 7L, -1L, 0L));
+      toLeader.replyTo().tell(ProduceResponse.failed("multi", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "isr"));
+      List<ProduceResponse> r = client.receiveMessage().responses();
+      assertEquals(5, r.size());
+      assertEquals(ErrorCode.NOT_ENOUGH_REPLICAS, r.get(0).error());
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, r.get(1).error());
+      assertEquals(ErrorCode.NONE, r.get(2).error());
+      assertEquals(7L, r.get(2).baseOffset());
+      assertEquals(ErrorCode.INVALID_REQUEST, r.get(3).error());
+      assertEquals(ErrorCode.INVALID_TOPIC_EXCEPTION, r.get(4).error());
+      assertEquals("Cannot append to internal topic __consumer_offsets", r.get(4).errorMessage());
+      client.expectNoMessage(Duration.ofMillis(100)); // once
+    } finally {
+      local.publish(Map.of());
+    }
+  }
+
+  /** An entry whose leader does not answer within the request's timeoutMs is answered REQUEST_TIMED_OUT (retriable). */
+  @Test
+  void aMultiPartitionProduceEntryNobodyAnswersTimesOut() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
+    s.gateway().tell(new MultiProduceRequest(ProtocolVersions.CURRENT, (short) 1, 300, List.of(
+        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
+        client.getRef()));
+    ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
+    s.router().expectMessageClass(PartitionLeader.Produce.class); // never answered
+    first.replyTo().tell(new ProduceResponse("t", 0, ErrorCode.NONE, null, 3L, -1L, 0L));
+    List<ProduceResponse> r = client.receiveMessage(Duration.ofSeconds(10)).responses();
+    assertEquals(List.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT), r.stream().map(ProduceResponse::error).toList());
+    assertTrue(r.get(1).error().retriable());
+    assertEquals(3L, r.get(0).baseOffset());
+  }
+
+  /** A multi-partition request of a version this broker does not speak: every entry UNSUPPORTED_VERSION. */
+  @Test
+  void aMultiPartitionProduceRequestOfAnUnknownVersionIsRefusedPerEntry() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
+    s.gateway().tell(new MultiProduceRequest((short) (ProtocolVersions.CURRENT + 1), (short) 1, 1000, List.of(
+        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
+        client.getRef()));
+    List<ProduceResponse> r = client.receiveMessage().responses();
+    assertEquals(List.of(ErrorCode.UNSUPPORTED_VERSION, ErrorCode.UNSUPPORTED_VERSION),
+        r.stream().map(ProduceResponse::error).toList());
+    s.router().expectNoMessage(Duration.ofMillis(100));
   }
 
   @Test

@@ -30,6 +30,8 @@ import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.PartitionDescription;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.ProduceResponse;
@@ -94,6 +96,12 @@ class SerializationRoundTripTest {
         new ProduceRequest((short) 0, "t", 3, (short) 0, 30000, b, null),
         new ProduceResponse("t", 3, ErrorCode.NONE, null, 42L, -1L, 0L),
         ProduceResponse.failed("t", 1, ErrorCode.MESSAGE_TOO_LARGE, "too big ü"),
+        new MultiProduceRequest((short) 1, (short) -1, 30000, List.of(MultiProduceRequest.Entry.of("t", 3, b),
+            MultiProduceRequest.Entry.of("ü", 0, b), MultiProduceRequest.Entry.of("t", 4, null)), ref()),
+        new MultiProduceRequest((short) 1, (short) 0, 1, List.of(MultiProduceRequest.Entry.of("t", 0, b)), null),
+        new MultiProduceResponse(List.of(new ProduceResponse("t", 3, ErrorCode.NONE, null, 42L, -1L, 0L),
+            ProduceResponse.failed("u", 0, ErrorCode.INVALID_REQUEST, "twice"))),
+        new MultiProduceResponse(List.of()),
         new FetchRequest((short) 0, "t", 0, 17L, 1 << 20, 500, ref()),
         new FetchResponse("t", 0, ErrorCode.NONE, null, 100L, 5L, List.of(b, b)),
         FetchResponse.failed("t", 0, ErrorCode.OFFSET_OUT_OF_RANGE, "out", 10, 0),
@@ -199,6 +207,12 @@ class SerializationRoundTripTest {
     if (o instanceof PartitionLeader.Produce p) {
       return "P" + normalize(p.request());
     }
+    if (o instanceof MultiProduceRequest m) {
+      return "M" + m.version() + m.acks() + m.timeoutMs() + m.replyTo() + m.entries().stream()
+          .map(e -> e.topic() + e.partition() + (e.batchBuffer() == null ? "null" : java.util.Arrays.toString(
+              java.util.Arrays.copyOfRange(e.batchBuffer(), e.batchOffset(), e.batchOffset() + e.batchLength()))))
+          .toList();
+    }
     if (o instanceof FetchResponse f) {
       return f.topic() + f.partition() + f.error() + f.errorMessage() + f.highWatermark() + f.logStartOffset()
           + f.batches().stream().map(java.util.Arrays::toString).toList();
@@ -284,6 +298,13 @@ class SerializationRoundTripTest {
       assertNotSame(frame, request.batch(), "batch() copies the range out");
       assertArrayEquals(original, request.batch());
       assertArrayEquals(encoded, s.toBinary(back), "written again from the range: the same bytes");
+    } else if (back instanceof MultiProduceRequest multi) {
+      for (MultiProduceRequest.Entry e : multi.entries()) {
+        if (e.batchBuffer() != null) {
+          assertSame(frame, e.batchBuffer(), "each entry's batch is read where it is in the frame");
+        }
+      }
+      assertArrayEquals(encoded, s.toBinary(back), "written again from the ranges: the same bytes");
     } else {
       java.util.Arrays.fill(frame, (byte) 0);
       assertEquals(n == null ? m : n, n == null ? back : normalize(back), "nothing read refers to the frame");
@@ -336,7 +357,7 @@ class SerializationRoundTripTest {
   }
 
   static Stream<String> manifests() {
-    return Stream.of("PQ", "PR", "FQ", "FR", "OQ", "OR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
+    return Stream.of("PQ", "PR", "MQ", "MR", "FQ", "FR", "OQ", "OR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
         "SN", "S2", "??");
   }
 
