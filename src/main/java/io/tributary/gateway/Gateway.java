@@ -3,8 +3,8 @@ package io.tributary.gateway;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
-import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.TimerScheduler;
 import io.tributary.cluster.Controller;
 import io.tributary.group.GroupCoordinator;
 import io.tributary.log.LocalLeaders;
@@ -25,6 +25,7 @@ import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.TopicNames;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -37,8 +38,8 @@ import java.util.Set;
  * and list-offsets requests go straight to the partition's leader replica when the node's metadata places it on this
  * node ({@link LocalLeaders}), else through the node's partition router ({@link io.tributary.log.ReplicaManager});
  * the leader answers the client directly, the gateway is not on the response path; the entries of a {@link
- * MultiProduceRequest} are routed alike and their leaders' answers gathered into one answer by a short-lived child
- * ({@link ProduceGather}); admin requests go to the
+ * MultiProduceRequest} are routed alike and their leaders' answers gathered into one answer ({@link
+ * ProduceGathering}, through the gateway's message adapter); admin requests go to the
  * {@link Controller} singleton, group requests ({@link GroupProtocol.GroupRequest}) to the {@link GroupCoordinator}
  * singleton. A request it rejects is answered with UNSUPPORTED_VERSION, INVALID_TOPIC_EXCEPTION or
  * UNKNOWN_TOPIC_OR_PARTITION.
@@ -51,7 +52,7 @@ import java.util.Set;
  * rebalance completes) and assignment acks (not answered) go the same way, answered COORDINATOR_NOT_AVAILABLE after
  * the same timeout when the group coordinator singleton does not answer.
  *
- * <p>Stateless; one per node.
+ * <p>One per node; its only state is the multi-partition produce requests in flight ({@link ProduceGathering}).
  */
 public final class Gateway {
   /** Actor name under {@code /system}. */
@@ -81,15 +82,27 @@ public final class Gateway {
       ActorRef<Controller.Command> controller,
       ActorRef<GroupCoordinator.Command> groups,
       Duration controllerTimeout) {
-    return Behaviors.setup(ctx -> {
+    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       LocalLeaders leaders = LocalLeaders.get(ctx.getSystem());
+      ProduceGathering gathering = new ProduceGathering(ctx.messageAdapter(ProduceResponse.class, Gathered::new));
       return Behaviors.receive(ClientRequest.class)
           .onMessage(ProduceRequest.class, r -> {
             produce(leaders, partitions, r);
             return Behaviors.same();
           })
           .onMessage(MultiProduceRequest.class, r -> {
-            multiProduce(ctx, leaders, partitions, r);
+            multiProduce(leaders, partitions, gathering, timers, r);
+            return Behaviors.same();
+          })
+          .onMessage(Gathered.class, g -> {
+            gathering.onResponse(g.response());
+            return Behaviors.same();
+          })
+          .onMessage(ExpireGathered.class, t -> {
+            gathering.expire(System.nanoTime());
+            if (gathering.isEmpty()) {
+              timers.cancel(ExpireGathered.INSTANCE);
+            }
             return Behaviors.same();
           })
           .onMessage(FetchRequest.class, r -> {
@@ -131,7 +144,7 @@ public final class Gateway {
             return Behaviors.same();
           })
           .build();
-    });
+    }));
   }
 
   /** Checks and routes one partition's produce request; a request it refuses is answered here. */
@@ -141,50 +154,84 @@ public final class Gateway {
     if (error == null && TopicNames.CONSUMER_OFFSETS.equals(r.topic())) {
       // only the group coordinator writes there (straight to the partition, not through a gateway): a client's
       // record would be read as a commit at the next load (as Kafka: "Cannot append to internal topic")
-      if (r.replyTo() != null) {
-        r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
-            "Cannot append to internal topic " + r.topic()));
-      }
+      r.reply(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.INVALID_TOPIC_EXCEPTION,
+          "Cannot append to internal topic " + r.topic()));
     } else if (error == null) {
       route(leaders, partitions, r.topic(), r.partition()).tell(new PartitionLeader.Produce(r));
-    } else if (r.replyTo() != null) {
-      r.replyTo().tell(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
+    } else {
+      r.reply(ProduceResponse.failed(r.topic(), r.partition(), code(r.version(), r.partition()), error));
     }
   }
 
   /**
    * A {@link MultiProduceRequest}: each entry goes its way as a {@link ProduceRequest} (checked and routed as one sent
-   * alone); their answers are gathered by a short-lived {@link ProduceGather} child that answers the client once. An
-   * entry repeating an earlier entry's partition is answered INVALID_REQUEST. Without a reply-to (nobody waits) the
-   * entries are routed without a gatherer.
+   * alone), numbered and answered to the gateway's gatherer ({@link ProduceGathering}), which answers the client once.
+   * An entry repeating an earlier entry's partition is answered INVALID_REQUEST. Without a reply-to (nobody waits) the
+   * entries are routed unanswered. A request of a version without multi-partition requests is refused per entry.
    */
   private static void multiProduce(
-      ActorContext<ClientRequest> ctx,
       LocalLeaders leaders,
       ActorRef<PartitionLeader.Command> partitions,
+      ProduceGathering gathering,
+      TimerScheduler<ClientRequest> timers,
       MultiProduceRequest r) {
     List<MultiProduceRequest.Entry> entries = r.entries();
-    ActorRef<Object> gatherer = null;
-    ActorRef<ProduceResponse> gather = null;
-    if (r.replyTo() != null) {
-      if (entries.isEmpty()) {
-        r.replyTo().tell(new MultiProduceResponse(List.of()));
-        return;
-      }
-      gatherer = ctx.spawnAnonymous(
-          ProduceGather.create(entries, r.replyTo(), Duration.ofMillis(Math.max(1, r.timeoutMs()))));
-      gather = gatherer.narrow();
-    }
-    Set<String> seen = entries.size() > 1 ? new HashSet<>() : null;
-    for (int i = 0; i < entries.size(); i++) {
-      MultiProduceRequest.Entry e = entries.get(i);
-      if (seen != null && !seen.add(e.partition() + "/" + e.topic())) {
-        if (gatherer != null) {
-          gatherer.tell(new ProduceGather.Duplicate(i));
+    if (!ProtocolVersions.isSupported(r.version()) || r.version() < ProtocolVersions.MULTI_PRODUCE) {
+      if (r.replyTo() != null) {
+        List<ProduceResponse> refused = new ArrayList<>(entries.size());
+        for (MultiProduceRequest.Entry e : entries) {
+          refused.add(ProduceResponse.failed(e.topic(), e.partition(), ErrorCode.UNSUPPORTED_VERSION,
+              unsupported(r.version())));
         }
+        r.replyTo().tell(new MultiProduceResponse(refused));
+      }
+      return;
+    }
+    List<ProduceRequest> requests;
+    if (r.replyTo() == null) {
+      requests = new ArrayList<>(entries.size());
+      for (MultiProduceRequest.Entry e : entries) {
+        requests.add(e.toProduceRequest(r.version(), r.acks(), r.timeoutMs(), null));
+      }
+    } else if (entries.isEmpty()) {
+      r.replyTo().tell(new MultiProduceResponse(List.of()));
+      return;
+    } else {
+      requests = gathering.register(r, System.nanoTime());
+      if (!timers.isTimerActive(ExpireGathered.INSTANCE)) {
+        timers.startTimerWithFixedDelay(ExpireGathered.INSTANCE, GATHER_EXPIRY_TICK);
+      }
+    }
+    Set<String> seen = requests.size() > 1 ? new HashSet<>() : null;
+    for (ProduceRequest request : requests) {
+      if (seen != null && !seen.add(request.partition() + "/" + request.topic())) {
+        request.reply(ProduceResponse.failed(request.topic(), request.partition(), ErrorCode.INVALID_REQUEST,
+            "Partition " + request.topic() + "-" + request.partition()
+                + " appears more than once in one produce request"));
         continue;
       }
-      produce(leaders, partitions, e.toProduceRequest(r.version(), r.acks(), r.timeoutMs(), gather));
+      produce(leaders, partitions, request);
+    }
+  }
+
+  /** How often the gateway answers the multi-partition requests whose timeout passed, while any is in flight. */
+  static final Duration GATHER_EXPIRY_TICK = Duration.ofMillis(100);
+
+  /** A leader's answer to an entry of a multi-partition request, through the gateway's message adapter. */
+  private record Gathered(ProduceResponse response) implements ClientRequest {
+    @Override
+    public short version() {
+      return ProtocolVersions.CURRENT;
+    }
+  }
+
+  /** Timer: answer the multi-partition requests whose timeout passed. */
+  private enum ExpireGathered implements ClientRequest {
+    INSTANCE;
+
+    @Override
+    public short version() {
+      return ProtocolVersions.CURRENT;
     }
   }
 

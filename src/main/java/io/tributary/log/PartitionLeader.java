@@ -626,9 +626,7 @@ public final class PartitionLeader
       }
     }
     if (error != ErrorCode.NONE) {
-      if (req.replyTo() != null) {
-        req.replyTo().tell(ProduceResponse.failed(req.topic(), req.partition(), error, message));
-      }
+      req.reply(ProduceResponse.failed(req.topic(), req.partition(), error, message));
       return Effect().none();
     }
     pending.add(new PendingAppend(batch, req));
@@ -868,9 +866,7 @@ public final class PartitionLeader
   }
 
   private static void reply(ProduceRequest req, ProduceResponse response) {
-    if (req.replyTo() != null) {
-      req.replyTo().tell(response);
-    }
+    req.reply(response);
   }
 
   // --- fetch

@@ -585,10 +585,7 @@ public final class ReplicaManager {
   /** Answers a command that cannot be delivered with {@code error}, in the command's own reply type. */
   static void reject(PartitionLeader.Command cmd, ErrorCode error, String message) {
     if (cmd instanceof PartitionLeader.Produce p) {
-      if (p.request().replyTo() != null) {
-        p.request().replyTo().tell(ProduceResponse.failed(p.request().topic(), p.request().partition(), error,
-            message));
-      }
+      p.request().reply(ProduceResponse.failed(p.request().topic(), p.request().partition(), error, message));
     } else if (cmd instanceof PartitionLeader.Fetch f) {
       f.request().replyTo().tell(FetchResponse.failed(f.request().topic(), f.request().partition(), error, message,
           -1, -1));

@@ -28,6 +28,10 @@ import akka.actor.typed.ActorRef;
  * @param batchLength the batch's size in bytes
  * @param replyTo where the {@link ProduceResponse} goes; {@code null} for no answer at all (meant for {@code
  *     acks=0}; the producer sends one with {@code acks=0} too, to bound its requests in flight)
+ * @param correlationId copied into the answer ({@link ProduceResponse#correlationId()}), as Kafka's request header's
+ *     correlation id: 0 for a request a client sends; the gateway numbers the requests it makes of a {@link
+ *     MultiProduceRequest}'s entries, whose answers all go to one gatherer. Carried on the wire from protocol version
+ *     {@link ProtocolVersions#MULTI_PRODUCE}; a version 0 request has 0
  */
 public record ProduceRequest(
     short version,
@@ -38,7 +42,8 @@ public record ProduceRequest(
     byte[] batchBuffer,
     int batchOffset,
     int batchLength,
-    ActorRef<ProduceResponse> replyTo)
+    ActorRef<ProduceResponse> replyTo,
+    int correlationId)
     implements ClientRequest, io.tributary.serialization.HotPath {
 
   /**
@@ -49,6 +54,30 @@ public record ProduceRequest(
       java.util.Objects.checkFromIndexSize(batchOffset, batchLength, batchBuffer.length);
     } else if (batchOffset != 0 || batchLength != 0) {
       throw new IndexOutOfBoundsException("no batch buffer, but offset " + batchOffset + " and length " + batchLength);
+    }
+  }
+
+  /** A request with correlation id 0 (as a client sends it). */
+  public ProduceRequest(
+      short version,
+      String topic,
+      int partition,
+      short acks,
+      int timeoutMs,
+      byte[] batchBuffer,
+      int batchOffset,
+      int batchLength,
+      ActorRef<ProduceResponse> replyTo) {
+    this(version, topic, partition, acks, timeoutMs, batchBuffer, batchOffset, batchLength, replyTo, 0);
+  }
+
+  /**
+   * Sends {@code response} to {@link #replyTo} with this request's {@link #correlationId}; nothing when there is no
+   * reply-to. Every answer to a produce request goes through here, so that a gatherer can tell them apart.
+   */
+  public void reply(ProduceResponse response) {
+    if (replyTo != null) {
+      replyTo.tell(correlationId == response.correlationId() ? response : response.withCorrelationId(correlationId));
     }
   }
 

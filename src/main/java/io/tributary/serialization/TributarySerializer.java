@@ -19,6 +19,7 @@ import io.tributary.protocol.MultiProduceRequest;
 import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
+import io.tributary.protocol.ProtocolVersions;
 import io.tributary.record.RecordBatch;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,9 +36,11 @@ import java.util.Map;
  * <table>
  *   <caption>Manifests</caption>
  *   <tr><td>PQ</td><td>{@link ProduceRequest}: i16 version, str topic, i32 partition, i16 acks, i32 timeoutMs,
- *       bytes batch, str replyTo</td></tr>
+ *       bytes batch, str replyTo, and from version 1 ({@link ProtocolVersions#MULTI_PRODUCE}) i32 correlationId</td></tr>
  *   <tr><td>PR</td><td>{@link ProduceResponse}: str topic, i32 partition, i32 error, str message, i64 baseOffset,
- *       i64 logAppendTime, i64 logStartOffset</td></tr>
+ *       i64 logAppendTime, i64 logStartOffset (a response with correlation id 0: what every client gets)</td></tr>
+ *   <tr><td>PC</td><td>{@link ProduceResponse} with a correlation id (to a gateway's gatherer): PR, i32
+ *       correlationId</td></tr>
  *   <tr><td>MQ</td><td>{@link MultiProduceRequest}: i16 version, i16 acks, i32 timeoutMs, str replyTo, i32 count,
  *       count × (str topic, i32 partition, bytes batch)</td></tr>
  *   <tr><td>MR</td><td>{@link MultiProduceResponse}: i32 count, count × PR</td></tr>
@@ -100,7 +103,7 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     if (o instanceof PartitionLeader.Produce) return "LP";
     if (o instanceof PartitionLeader.Fetch) return "LF";
     if (o instanceof ProduceRequest) return "PQ";
-    if (o instanceof ProduceResponse) return "PR";
+    if (o instanceof ProduceResponse r) return r.correlationId() == 0 ? "PR" : "PC";
     if (o instanceof MultiProduceRequest) return "MQ";
     if (o instanceof MultiProduceResponse) return "MR";
     if (o instanceof FetchRequest) return "FQ";
@@ -191,6 +194,9 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
       writeProduceRequest(out, p);
     } else if (o instanceof ProduceResponse r) {
       writeProduceResponse(out, r);
+      if (r.correlationId() != 0) {
+        out.i32(r.correlationId());
+      }
     } else if (o instanceof MultiProduceRequest m) {
       out.i16(m.version()).i16(m.acks()).i32(m.timeoutMs()).str(ref(m.replyTo())).i32(m.entries().size());
       for (MultiProduceRequest.Entry e : m.entries()) {
@@ -321,6 +327,7 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
         case "LF" -> new PartitionLeader.Fetch(readFetchRequest(in));
         case "PQ" -> readProduceRequest(in);
         case "PR" -> readProduceResponse(in);
+        case "PC" -> readProduceResponse(in).withCorrelationId(in.i32());
         case "MQ" -> readMultiProduceRequest(in, totalBytes);
         case "MR" -> {
           int n = in.i32();
@@ -395,6 +402,11 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     out.i16(p.version()).str(p.topic()).i32(p.partition()).i16(p.acks()).i32(p.timeoutMs())
         .bytes(p.batchBuffer(), p.batchOffset(), p.batchLength())
         .str(ref(p.replyTo()));
+    if (p.version() >= ProtocolVersions.MULTI_PRODUCE) {
+      out.i32(p.correlationId());
+    } else if (p.correlationId() != 0) {
+      throw new IllegalArgumentException("a version " + p.version() + " produce request has no correlation id");
+    }
   }
 
   /** The batch stays in the frame's array when the frame is a heap buffer (see {@link #fromBinary(ByteBuffer, String)}). */
@@ -406,10 +418,11 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
     int timeoutMs = in.i32();
     Wire.Range batch = in.range();
     ActorRef<ProduceResponse> replyTo = resolve(in.str());
+    int correlationId = version >= ProtocolVersions.MULTI_PRODUCE ? in.i32() : 0;
     return batch == null
-        ? new ProduceRequest(version, topic, partition, acks, timeoutMs, null, replyTo)
+        ? new ProduceRequest(version, topic, partition, acks, timeoutMs, null, 0, 0, replyTo, correlationId)
         : new ProduceRequest(version, topic, partition, acks, timeoutMs, batch.array(), batch.offset(), batch.length(),
-            replyTo);
+            replyTo, correlationId);
   }
 
   private static void writeProduceResponse(Wire.Out out, ProduceResponse r) {

@@ -13,6 +13,8 @@ import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchResponse;
 import io.tributary.protocol.PartitionDescription;
+import io.tributary.protocol.MultiProduceRequest;
+import io.tributary.protocol.MultiProduceResponse;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
@@ -373,6 +375,42 @@ class ReplicationTest {
    * gossip is slowed to an hour, so the stale view would last: without that rule the restarted node acknowledges the
    * record below as the partition's leader in the old epoch, and the real leader never has it.
    */
+  /**
+   * A multi-partition produce request through one node's gateway whose partitions are led on all three nodes: the
+   * entries led elsewhere are routed there and their leaders' answers come back to this gateway (numbered), which
+   * answers once; each batch is stored once in its partition, on every replica's leader read.
+   */
+  @Test
+  void aMultiPartitionProduceRequestIsAnsweredOnceForPartitionsLedOnOtherNodes() {
+    startCluster();
+    BrokerNode n0 = nodes.get(0);
+    Gw gw = new Gw(n0);
+    createWithThreeReplicas(gw, "mp", "2");
+    java.util.Set<String> leaders = new java.util.HashSet<>();
+    await("the three partitions are led by three nodes", () -> {
+      leaders.clear();
+      describe(n0, "mp").forEach(p -> leaders.add(p.leader()));
+      return leaders.size() == 3 && !leaders.contains(null);
+    });
+    MultiProduceResponse[] r = new MultiProduceResponse[1];
+    int[] attempt = {0};
+    await("acks=all multi-partition produce", () -> {
+      int a = attempt[0]++;
+      r[0] = gw.ask(rt -> new MultiProduceRequest(ProtocolVersions.CURRENT, (short) -1, 30000, List.of(
+          MultiProduceRequest.Entry.of("mp", 0, Gw.batch("a" + a + "-", 3, 1000L)),
+          MultiProduceRequest.Entry.of("mp", 1, Gw.batch("b" + a + "-", 4, 1000L)),
+          MultiProduceRequest.Entry.of("mp", 2, Gw.batch("c" + a + "-", 5, 1000L))), rt));
+      return r[0].responses().stream().allMatch(x -> x.error() == ErrorCode.NONE);
+    });
+    List<ProduceResponse> answers = r[0].responses();
+    assertEquals(List.of(0, 1, 2), answers.stream().map(ProduceResponse::partition).toList());
+    int last = attempt[0] - 1;
+    assertEquals(List.of("a" + last + "-0", "a" + last + "-1", "a" + last + "-2"),
+        readAll(n0, "mp", 0).subList((int) answers.get(0).baseOffset(), (int) answers.get(0).baseOffset() + 3));
+    assertEquals("b" + last + "-3", readAll(n0, "mp", 1).get((int) answers.get(1).baseOffset() + 3));
+    assertEquals("c" + last + "-4", readAll(n0, "mp", 2).get((int) answers.get(2).baseOffset() + 4));
+  }
+
   @Test
   void aNodeRestartedWithStaleDurableMetadataDoesNotLeadOnIt() throws Exception {
     extraSettings.put("akka.cluster.distributed-data.gossip-interval", "1h");

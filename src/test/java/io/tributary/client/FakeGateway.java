@@ -27,7 +27,7 @@ import io.tributary.protocol.GroupProtocol.PartitionRef;
 import io.tributary.protocol.ListOffsetsRequest;
 import io.tributary.protocol.ListOffsetsResponse;
 import io.tributary.protocol.PartitionDescription;
-import io.tributary.gateway.ProduceGather;
+import io.tributary.gateway.ProduceGathering;
 import io.tributary.protocol.MultiProduceRequest;
 import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
@@ -119,6 +119,16 @@ final class FakeGateway {
     final ProducerStateTable producers = new ProducerStateTable();
   }
 
+  private ProduceGathering gathering;
+
+  /** A produce answer to the gatherer of multi-partition requests (see {@link ProduceGathering}). */
+  private record Gathered(ProduceResponse response) implements ClientRequest {
+    @Override
+    public short version() {
+      return 0;
+    }
+  }
+
   private record Expire(FetchRequest request) implements ClientRequest {
     @Override
     public short version() {
@@ -189,23 +199,30 @@ final class FakeGateway {
   }
 
   private synchronized void handle(ActorContext<ClientRequest> context, ClientRequest message) {
-    if (blackholeAll && !(message instanceof Expire)) {
+    if (blackholeAll && !(message instanceof Expire) && !(message instanceof Gathered)) {
       return;
     }
-    if (!(message instanceof Expire)) {
+    if (!(message instanceof Expire) && !(message instanceof Gathered)) {
       received.add(message); // before any answer, and under the lock that push() and friends take
     }
     if (message instanceof ProduceRequest r) {
       produceOrHold(r);
     } else if (message instanceof MultiProduceRequest m) {
-      // as the real gateway: each entry as a request of its own, the answers gathered into one
-      ActorRef<ProduceResponse> gather = m.replyTo() == null
-          ? null
-          : context.<Object>spawnAnonymous(ProduceGather.create(m.entries(), m.replyTo(),
-              java.time.Duration.ofMillis(Math.max(1, m.timeoutMs())))).narrow();
-      for (MultiProduceRequest.Entry e : m.entries()) {
-        produceOrHold(e.toProduceRequest(m.version(), m.acks(), m.timeoutMs(), gather));
+      // as the real gateway: each entry as a request of its own, the answers gathered into one (no expiry here)
+      if (gathering == null) {
+        gathering = new ProduceGathering(context.messageAdapter(ProduceResponse.class, Gathered::new));
       }
+      List<ProduceRequest> entries = new ArrayList<>();
+      if (m.replyTo() == null) {
+        m.entries().forEach(e -> entries.add(e.toProduceRequest(m.version(), m.acks(), m.timeoutMs(), null)));
+      } else {
+        entries.addAll(gathering.register(m, System.nanoTime()));
+      }
+      for (ProduceRequest r : entries) {
+        produceOrHold(r);
+      }
+    } else if (message instanceof Gathered g) {
+      gathering.onResponse(g.response());
     } else if (message instanceof FetchRequest r) {
       fetch(context, r);
     } else if (message instanceof Expire e) {
@@ -242,14 +259,12 @@ final class FakeGateway {
     ErrorCode fault = produceFaults.poll();
     if (fault != null) {
       produceAnswers.add(fault);
-      reply(r.replyTo(), ProduceResponse.failed(r.topic(), r.partition(), fault, "injected"));
+      r.reply(ProduceResponse.failed(r.topic(), r.partition(), fault, "injected"));
       return;
     }
     List<Partition> partitions = topics.get(r.topic());
     if (partitions == null || r.partition() >= partitions.size()) {
-      reply(
-          r.replyTo(),
-          ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no such topic"));
+      r.reply(ProduceResponse.failed(r.topic(), r.partition(), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no such topic"));
       return;
     }
     Partition p = partitions.get(r.partition());
@@ -259,13 +274,11 @@ final class FakeGateway {
         p.producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
     produceAnswers.add(check.errorCode());
     if (check.result() == ProducerStateTable.Result.DUPLICATE) {
-      reply(
-          r.replyTo(),
-          new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, check.baseOffset(), -1L, p.logStartOffset));
+      r.reply(new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, check.baseOffset(), -1L, p.logStartOffset));
       return;
     }
     if (check.result() != ProducerStateTable.Result.APPEND) {
-      reply(r.replyTo(), ProduceResponse.failed(r.topic(), r.partition(), check.errorCode(), check.message()));
+      r.reply(ProduceResponse.failed(r.topic(), r.partition(), check.errorCode(), check.message()));
       return;
     }
     long base = p.highWatermark;
@@ -281,7 +294,7 @@ final class FakeGateway {
         batch.lastOffset(),
         batch.maxTimestamp());
     if (dropProduceReplies.getAndUpdate(n -> Math.max(0, n - 1)) == 0) {
-      reply(r.replyTo(), new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, base, -1L, p.logStartOffset));
+      r.reply(new ProduceResponse(r.topic(), r.partition(), ErrorCode.NONE, null, base, -1L, p.logStartOffset));
     }
     List<FetchRequest> parked = new ArrayList<>(p.parked);
     p.parked.clear();

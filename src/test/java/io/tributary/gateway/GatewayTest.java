@@ -131,8 +131,10 @@ class GatewayTest {
       assertEquals(-1, toLeader.acks());
       assertEquals(30000, toRouter.timeoutMs());
       client.expectNoMessage(Duration.ofMillis(100)); // not before every leader answered
-      toRouter.replyTo().tell(new ProduceResponse("multi", 1, ErrorCode.NONE, null, 7L, -1L, 0L));
-      toLeader.replyTo().tell(ProduceResponse.failed("multi", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "isr"));
+      assertTrue(toLeader.correlationId() != 0 && toRouter.correlationId() != 0
+          && toLeader.correlationId() != toRouter.correlationId(), "each entry is numbered");
+      toRouter.reply(new ProduceResponse("multi", 1, ErrorCode.NONE, null, 7L, -1L, 0L));
+      toLeader.reply(ProduceResponse.failed("multi", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "isr"));
       List<ProduceResponse> r = client.receiveMessage().responses();
       assertEquals(5, r.size());
       assertEquals(ErrorCode.NOT_ENOUGH_REPLICAS, r.get(0).error());
@@ -158,7 +160,7 @@ class GatewayTest {
         client.getRef()));
     ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
     s.router().expectMessageClass(PartitionLeader.Produce.class); // never answered
-    first.replyTo().tell(new ProduceResponse("t", 0, ErrorCode.NONE, null, 3L, -1L, 0L));
+    first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 3L, -1L, 0L));
     List<ProduceResponse> r = client.receiveMessage(Duration.ofSeconds(10)).responses();
     assertEquals(List.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT), r.stream().map(ProduceResponse::error).toList());
     assertTrue(r.get(1).error().retriable());

@@ -94,6 +94,8 @@ class SerializationRoundTripTest {
     return Stream.of(
         new ProduceRequest((short) 0, "t", 3, (short) -1, 30000, b, ref()),
         new ProduceRequest((short) 0, "t", 3, (short) 0, 30000, b, null),
+        new ProduceRequest((short) 1, "t", 3, (short) 1, 30000, b, 0, b.length, ref(), 12345),
+        new ProduceResponse("t", 3, ErrorCode.NONE, null, 42L, -1L, 0L, -7),
         new ProduceResponse("t", 3, ErrorCode.NONE, null, 42L, -1L, 0L),
         ProduceResponse.failed("t", 1, ErrorCode.MESSAGE_TOO_LARGE, "too big ü"),
         new MultiProduceRequest((short) 1, (short) -1, 30000, List.of(MultiProduceRequest.Entry.of("t", 3, b),
@@ -202,7 +204,7 @@ class SerializationRoundTripTest {
   private static String normalize(Object o) {
     if (o instanceof ProduceRequest p) {
       return p.version() + p.topic() + p.partition() + p.acks() + p.timeoutMs() + java.util.Arrays.toString(p.batch())
-          + p.replyTo();
+          + p.replyTo() + "#" + p.correlationId();
     }
     if (o instanceof PartitionLeader.Produce p) {
       return "P" + normalize(p.request());
@@ -357,7 +359,7 @@ class SerializationRoundTripTest {
   }
 
   static Stream<String> manifests() {
-    return Stream.of("PQ", "PR", "MQ", "MR", "FQ", "FR", "OQ", "OR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
+    return Stream.of("PQ", "PR", "PC", "MQ", "MR", "FQ", "FR", "OQ", "OR", "LP", "LF", "LO", "RQ", "RS", "ET", "DP", "GS", "PA", "PS", "DR", "RD", "AR", "EA", "EC", "EL", "ED",
         "SN", "S2", "??");
   }
 
