@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class Metadata {
 
-  private record Entry(int partitionCount, long fetchedAtMs) {}
+  /** @param leaders each partition's leader's node address as the broker described it (null when it had none) */
+  private record Entry(int partitionCount, String[] leaders, long fetchedAtMs) {}
 
   private final TributaryClient client;
   private final int requestTimeoutMs;
@@ -91,7 +92,7 @@ final class Metadata {
         if (response.error() == ErrorCode.NONE) {
           int count = partitionCountOf(response, topic);
           if (count > 0) {
-            topics.put(topic, new Entry(count, nowMs()));
+            topics.put(topic, new Entry(count, leadersOf(response, topic, count), nowMs()));
             return count;
           }
           last = unknown(topic, maxWaitMs);
@@ -129,7 +130,7 @@ final class Metadata {
               if (failure == null && response.error() == ErrorCode.NONE) {
                 int count = partitionCountOf(response, topic);
                 if (count > 0) {
-                  topics.put(topic, new Entry(count, nowMs()));
+                  topics.put(topic, new Entry(count, leadersOf(response, topic, count), nowMs()));
                 }
               } else if (response != null && response.error() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
                 topics.remove(topic);
@@ -140,6 +141,31 @@ final class Metadata {
   private CompletionStage<AdminResponse> describe(String topic, long timeoutMs) {
     return client.ask(
         replyTo -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, List.of(topic), replyTo), timeoutMs);
+  }
+
+  /**
+   * The leader's node address of {@code topic}-{@code partition} as last described (refreshed with the topic after a
+   * stale-leader error), or null if not known. Never blocks. The producer puts batches of partitions with the same
+   * leader in one request (as Kafka's, one per broker), so that a leader that does not answer holds up only its own
+   * partitions' batches.
+   */
+  String leader(String topic, int partition) {
+    Entry entry = topics.get(topic);
+    return entry == null || partition < 0 || partition >= entry.leaders().length ? null : entry.leaders()[partition];
+  }
+
+  private static String[] leadersOf(AdminResponse response, String topic, int count) {
+    String[] leaders = new String[count];
+    for (TopicDescription description : response.topics()) {
+      if (topic.equals(description.name())) {
+        for (io.tributary.protocol.PartitionDescription p : description.partitions()) {
+          if (p.partition() >= 0 && p.partition() < count) {
+            leaders[p.partition()] = p.leader();
+          }
+        }
+      }
+    }
+    return leaders;
   }
 
   private static int partitionCountOf(AdminResponse response, String topic) {

@@ -72,6 +72,8 @@ final class ProducerBatch {
   boolean full;
   /** Taken out of the queue (in flight, or being retried). */
   boolean drained;
+  /** The partition's count of drains when this batch was last drained (see RecordAccumulator's in-order window). */
+  long sendIndex;
   /** Number of completed send attempts that failed (0 until the first failure). */
   int attempts;
   /** Earliest time (monotonic ms) of the next attempt after a failure. */

@@ -142,6 +142,8 @@ final class RecordAccumulator {
     final ArrayDeque<ProducerBatch> deque = new ArrayDeque<>();
     int inFlight;
     int pendingRetries;
+    /** Batches drained so far (each drain of a batch counts): the in-order window of {@link #slotFree}. */
+    long sendCounter;
     long nextSequence;
     /** The batches awaiting an answer, in send order (idempotence: to tell whether an earlier batch is pending). */
     final List<ProducerBatch> inFlightBatches = new ArrayList<>();
@@ -475,8 +477,7 @@ final class RecordAccumulator {
           }
           boolean tookOne = false;
           while ((head = deque.peekFirst()) != null) {
-            boolean slotFree = pq.pendingRetries > 0 ? pq.inFlight == 0 : pq.inFlight < maxInFlight;
-            if (!slotFree) {
+            if (!slotFree(pq)) {
               break;
             }
             if (head.attempts > 0) {
@@ -502,6 +503,7 @@ final class RecordAccumulator {
             }
             deque.pollFirst();
             head.drained = true;
+            head.sendIndex = pq.sendCounter++;
             pq.inFlight++;
             pq.inFlightBatches.add(head);
             ready.add(head);
@@ -518,8 +520,7 @@ final class RecordAccumulator {
       for (PartitionQueue pq : lingering) {
         synchronized (pq) {
           ProducerBatch head = pq.deque.peekFirst();
-          if (head == null || head.attempts > 0 || pq.pendingRetries > 0 || pq.inFlight >= maxInFlight
-              || filling.test(head.topic, head.partition)) {
+          if (head == null || head.attempts > 0 || !slotFree(pq) || filling.test(head.topic, head.partition)) {
             continue;
           }
           if (idempotent && !head.hasSequence()) {
@@ -527,6 +528,7 @@ final class RecordAccumulator {
           }
           pq.deque.pollFirst();
           head.drained = true;
+          head.sendIndex = pq.sendCounter++;
           pq.inFlight++;
           pq.inFlightBatches.add(head);
           ready.add(head);
@@ -542,6 +544,24 @@ final class RecordAccumulator {
       next = now; // the epoch can be bumped now: drain again at once
     }
     return new Drained(ready, next);
+  }
+
+  /**
+   * Whether the partition may send one more batch: one at a time while a batch awaits its retry; else fewer than
+   * {@code max.in.flight.requests.per.connection} unanswered, and fewer than that many sent since the oldest batch
+   * still unanswered, even if later ones were answered meanwhile. Answers can come out of order (a batch's answer
+   * waits for the other partitions of its request, see {@code TributaryProducer}); without the second bound, while
+   * one batch waited, the partition kept sending, and when that batch was retried the leader, which remembers a
+   * producer's last 5 batches (as Kafka's), no longer knew it and answered OUT_OF_ORDER_SEQUENCE_NUMBER, which the
+   * producer must take as a batch never appended: it was appended a second time under a new epoch. (Kafka gets the
+   * same bound from answering a connection's requests in order.) Under the queue's lock.
+   */
+  private boolean slotFree(PartitionQueue pq) {
+    if (pq.pendingRetries > 0) {
+      return pq.inFlight == 0;
+    }
+    return pq.inFlight < maxInFlight
+        && (pq.inFlightBatches.isEmpty() || pq.sendCounter - pq.inFlightBatches.get(0).sendIndex < maxInFlight);
   }
 
   /** Stamps the producer id, epoch and the partition's next sequence number into a batch. Under the queue's lock. */

@@ -13,6 +13,7 @@ import io.tributary.record.RecordBatchBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -341,11 +342,13 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
   }
 
   /**
-   * Sends drained batches in as few requests as Kafka's sender would: batches of several partitions go together in
-   * one {@link MultiProduceRequest} (at most one batch per partition, at most {@code max.request.size} bytes in all,
-   * the first always), as Kafka's one Produce request per broker per drain; a request of one batch is a plain {@link
-   * ProduceRequest}. A partition's k-th batch of this drain goes in the k-th request, so its batches leave in order.
-   * Sender thread only.
+   * Sends drained batches in as few requests as Kafka's sender would: batches of several partitions with the same
+   * leader (as the client's metadata last described it) go together in one {@link MultiProduceRequest} (at most one
+   * batch per partition, at most {@code max.request.size} bytes in all, the first always), as Kafka's one Produce
+   * request per broker per drain; a request of one batch is a plain {@link ProduceRequest}. A partition's k-th batch
+   * of this drain goes in its leader's k-th request, so its batches leave in order. All requests go through the
+   * client's gateway, which routes each batch to its leader; grouping by leader keeps a leader that does not answer
+   * from holding up the answers for other leaders' partitions. Sender thread only.
    */
   private void sendAll(List<ProducerBatch> batches) {
     if (batches.isEmpty()) {
@@ -359,23 +362,32 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       }
       return;
     }
-    // round k: the k-th batch of each partition, in drain order
-    List<List<ProducerBatch>> rounds = new ArrayList<>();
-    List<List<byte[]>> roundBytes = new ArrayList<>();
+    // per leader, round k: the k-th batch of each of its partitions, in drain order
+    Map<String, List<List<ProducerBatch>>> byLeader = new LinkedHashMap<>();
+    Map<String, List<List<byte[]>>> bytesByLeader = new HashMap<>();
     Map<TopicPartition, Integer> seen = new HashMap<>();
     for (ProducerBatch batch : batches) {
       byte[] bytes = build(batch);
       if (bytes == null) {
         continue;
       }
+      String leader = Objects.requireNonNullElse(metadata.leader(batch.topic, batch.partition), "");
+      List<List<ProducerBatch>> rounds = byLeader.computeIfAbsent(leader, l -> new ArrayList<>());
+      List<List<byte[]>> roundBytes = bytesByLeader.computeIfAbsent(leader, l -> new ArrayList<>());
       int k = seen.merge(new TopicPartition(batch.topic, batch.partition), 1, Integer::sum) - 1;
-      if (k == rounds.size()) {
+      while (k >= rounds.size()) {
         rounds.add(new ArrayList<>());
         roundBytes.add(new ArrayList<>());
       }
       rounds.get(k).add(batch);
       roundBytes.get(k).add(bytes);
     }
+    for (Map.Entry<String, List<List<ProducerBatch>>> e : byLeader.entrySet()) {
+      sendRounds(e.getValue(), bytesByLeader.get(e.getKey()));
+    }
+  }
+
+  private void sendRounds(List<List<ProducerBatch>> rounds, List<List<byte[]>> roundBytes) {
     int limit = settings.maxRequestSize();
     for (int k = 0; k < rounds.size(); k++) {
       List<ProducerBatch> round = rounds.get(k);

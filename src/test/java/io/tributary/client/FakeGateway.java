@@ -67,6 +67,8 @@ final class FakeGateway {
 
   /** Errors answered to the next produce requests, one per request (the batch is not appended). */
   final ConcurrentLinkedQueue<ErrorCode> produceFaults = new ConcurrentLinkedQueue<>();
+  /** The leader a topic-partition ("t-0") is described with; by default one address for every partition. */
+  final Map<String, String> partitionLeaders = new java.util.concurrent.ConcurrentHashMap<>();
   /** Errors answered to the next admin requests, one per request. */
   final ConcurrentLinkedQueue<ErrorCode> adminFaults = new ConcurrentLinkedQueue<>();
   /** Admin requests to leave unanswered (after the faults are used up), as a coordinator lost while it moves. */
@@ -431,7 +433,8 @@ final class FakeGateway {
   private TopicDescription describe(String name) {
     List<PartitionDescription> parts = new ArrayList<>();
     for (int i = 0; i < topics.get(name).size(); i++) {
-      parts.add(new PartitionDescription(i, "akka://fake@127.0.0.1:1", List.of(), List.of(), 0));
+      parts.add(new PartitionDescription(i, partitionLeaders.getOrDefault(name + "-" + i, "akka://fake@127.0.0.1:1"),
+          List.of(), List.of(), 0));
     }
     return new TopicDescription(name, "id-" + name, parts, Map.of());
   }

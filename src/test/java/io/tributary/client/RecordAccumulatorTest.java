@@ -173,6 +173,26 @@ class RecordAccumulatorTest {
         acc.drain().batches().stream().map(b -> b.topic + "-" + b.partition).sorted().toList());
   }
 
+  /**
+   * Answers may come out of order (a batch's answer waits for its request's other partitions): a partition sends no
+   * more than max.in.flight batches from its oldest unanswered one on, even when later ones were answered, so that a
+   * retry of that oldest batch is still among the last batches its leader remembers for the producer.
+   */
+  @Test
+  void aPartitionSendsNoFurtherThanMaxInFlightPastItsOldestUnansweredBatch() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0,
+        ClientConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 2));
+    append(acc, "t", 0, bytes(10, 1));
+    ProducerBatch first = acc.drain().batches().get(0);
+    append(acc, "t", 0, bytes(10, 2));
+    ProducerBatch second = acc.drain().batches().get(0);
+    acc.onSuccess(second, 1L, -1L); // answered before the first
+    append(acc, "t", 0, bytes(10, 3));
+    assertTrue(acc.drain().batches().isEmpty(), "one slot is free, but two were sent since the oldest unanswered one");
+    acc.onSuccess(first, 0L, -1L);
+    assertEquals(1, acc.drain().batches().size());
+  }
+
   @Test
   void recordsOfOnePartitionShareABatchUntilLingerExpires() {
     RecordAccumulator acc = accumulator(Map.of());

@@ -140,6 +140,36 @@ class TributaryProducerTest {
   }
 
   /**
+   * Batches go together only with batches of partitions of the same leader (as Kafka's one request per broker), so
+   * that a leader that does not answer holds up no other leader's partitions.
+   */
+  @Test
+  void batchesOfPartitionsWithDifferentLeadersGoInDifferentRequests() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("led", 4);
+    s.fake().partitionLeaders.put("led-0", "akka://tributary@127.0.0.1:1");
+    s.fake().partitionLeaders.put("led-1", "akka://tributary@127.0.0.1:2");
+    s.fake().partitionLeaders.put("led-2", "akka://tributary@127.0.0.1:1");
+    s.fake().partitionLeaders.put("led-3", "akka://tributary@127.0.0.1:2");
+    try (TributaryClient client = s.client();
+        Producer<String, String> producer = producer(client, Map.of(ClientConfig.LINGER_MS, 60_000))) {
+      List<CompletionStage<RecordMetadata>> sent = new ArrayList<>();
+      for (int p = 0; p < 4; p++) {
+        sent.add(producer.send(new ProducerRecord<>("led", keyFor(p, 4), "v" + p)));
+      }
+      producer.flush();
+      for (CompletionStage<RecordMetadata> f : sent) {
+        assertEquals(0L, get(f).offset());
+      }
+      List<List<Integer>> requests = s.fake().received.stream()
+          .filter(MultiProduceRequest.class::isInstance).map(MultiProduceRequest.class::cast)
+          .map(m -> m.entries().stream().map(MultiProduceRequest.Entry::partition).sorted().toList())
+          .sorted(java.util.Comparator.comparing(l -> l.get(0))).toList();
+      assertEquals(List.of(List.of(0, 2), List.of(1, 3)), requests);
+    }
+  }
+
+  /**
    * When one partition's batch is ready (full), the batches of the other partitions that only wait for linger.ms go
    * with it, as Kafka's drain takes a batch of every partition of a ready broker: with a linger of a minute, the
    * one-record batches are still sent at once.
