@@ -440,16 +440,20 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
     }
     answer.whenCompleteAsync((response, failure) -> {
       for (int i = 0; i < sent.size(); i++) {
+        ProducerBatch batch = sent.get(i);
         ProduceResponse r = response == null || i >= response.responses().size() ? null : response.responses().get(i);
+        if (r != null && (r.partition() != batch.partition || !batch.topic.equals(r.topic()))) {
+          r = null; // not this batch's answer: a broker that broke the entry order
+        }
         Throwable f = failure;
         if (f == null && r == null) {
-          f = new TributaryException(ErrorCode.UNKNOWN_SERVER_ERROR, "the broker answered "
-              + response.responses().size() + " of the " + sent.size() + " batches of a produce request");
+          f = new TributaryException(ErrorCode.UNKNOWN_SERVER_ERROR, "the broker's answer to a produce request of "
+              + sent.size() + " batches has no answer in place for " + batch.topic + "-" + batch.partition);
         }
         if (acks == 0) {
-          onAcksZeroAnswer(sent.get(i), r);
+          onAcksZeroAnswer(batch, r);
         } else {
-          onAnswer(sent.get(i), r, f);
+          onAnswer(batch, r, f);
         }
       }
     }, sender);
