@@ -18,13 +18,22 @@ import java.util.Map;
  * into one {@link ProduceRequest} each, numbered with correlation ids (as Kafka's request header's) and answered to
  * one gatherer ref (the gateway's message adapter); {@link #onResponse} files each leader's answer under its entry and
  * answers the client, in entry order, once every entry is answered; {@link #expire} answers the entries whose leader
- * has not answered within the request's {@code timeoutMs} REQUEST_TIMED_OUT (retriable: an idempotent producer's
- * retry of a batch that was appended after all is recognised as a duplicate). No actor per request, no timer per
+ * has not answered within the request's {@code timeoutMs}, or within {@link #STRAGGLER_GRACE_NANOS} of the first
+ * answered entry, REQUEST_TIMED_OUT (retriable: an idempotent producer's retry of a batch that was appended after all
+ * is recognised as a duplicate). No actor per request, no timer per
  * request: the owner ticks {@link #expire} while {@link #isEmpty()} is false.
  *
  * <p>Not thread-safe: confined to the actor that owns it (the {@link Gateway}; public for gateways of tests).
  */
 public final class ProduceGathering {
+
+  /**
+   * How long the other entries of a request may take once one of its entries is answered, ns: then the rest are
+   * answered REQUEST_TIMED_OUT, so that a leader that died with an entry (whose answer is lost) holds up the other
+   * entries' answers for this long, not for the whole {@code timeoutMs}. One request's entries are normally answered
+   * within milliseconds of each other.
+   */
+  static final long STRAGGLER_GRACE_NANOS = 2_000_000_000L;
 
   private final ActorRef<ProduceResponse> gatherer;
   private final Map<Integer, Pending> byId = new HashMap<>();
@@ -36,6 +45,8 @@ public final class ProduceGathering {
     final int firstId;
     final long deadlineNanos;
     int missing;
+    /** When the first entry was answered (0: none yet). */
+    long firstAnsweredNanos;
 
     Pending(MultiProduceRequest request, int firstId, long deadlineNanos) {
       this.request = request;
@@ -93,6 +104,9 @@ public final class ProduceGathering {
     int index = response.correlationId() - p.firstId;
     if (p.responses[index] == null) {
       p.responses[index] = response.withCorrelationId(0);
+      if (p.firstAnsweredNanos == 0) {
+        p.firstAnsweredNanos = System.nanoTime() | 1;
+      }
       if (--p.missing == 0) {
         p.request.replyTo().tell(new MultiProduceResponse(Arrays.asList(p.responses)));
       }
@@ -105,7 +119,8 @@ public final class ProduceGathering {
     List<Pending> expired = null;
     for (Iterator<Pending> it = byId.values().iterator(); it.hasNext(); ) {
       Pending p = it.next();
-      if (nowNanos - p.deadlineNanos >= 0) {
+      if (nowNanos - p.deadlineNanos >= 0
+          || (p.firstAnsweredNanos != 0 && nowNanos - p.firstAnsweredNanos >= STRAGGLER_GRACE_NANOS)) {
         it.remove();
         if (expired == null) {
           expired = new ArrayList<>();
@@ -123,8 +138,9 @@ public final class ProduceGathering {
         if (p.responses[i] == null) {
           MultiProduceRequest.Entry e = p.request.entries().get(i);
           p.responses[i] = ProduceResponse.failed(e.topic(), e.partition(), ErrorCode.REQUEST_TIMED_OUT,
-              "The leader of " + e.topic() + "-" + e.partition() + " did not answer within " + p.request.timeoutMs()
-                  + " ms");
+              "The leader of " + e.topic() + "-" + e.partition() + " did not answer within "
+                  + (nowNanos - p.deadlineNanos >= 0 ? p.request.timeoutMs() + " ms"
+                      : STRAGGLER_GRACE_NANOS / 1_000_000 + " ms of the request's other partitions"));
         }
       }
       p.request.replyTo().tell(new MultiProduceResponse(Arrays.asList(p.responses)));

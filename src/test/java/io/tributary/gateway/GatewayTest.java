@@ -167,6 +167,25 @@ class GatewayTest {
     assertEquals(3L, r.get(0).baseOffset());
   }
 
+  /**
+   * Once one entry is answered, an entry whose leader stays silent (it died with the request) is answered
+   * REQUEST_TIMED_OUT after a short grace, not after the request's whole timeoutMs: the answered entry is not held.
+   */
+  @Test
+  void aSilentLeaderHoldsUpTheOtherEntriesOnlyForAShortGrace() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
+    s.gateway().tell(new MultiProduceRequest(ProtocolVersions.CURRENT, (short) 1, 600_000, List.of(
+        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
+        client.getRef()));
+    ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
+    s.router().expectMessageClass(PartitionLeader.Produce.class); // its leader died: never answered
+    first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 5L, -1L, 0L));
+    List<ProduceResponse> r = client.receiveMessage(Duration.ofSeconds(20)).responses();
+    assertEquals(List.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT), r.stream().map(ProduceResponse::error).toList());
+    assertTrue(r.get(1).errorMessage().contains("of the request's other partitions"), r.get(1).errorMessage());
+  }
+
   /** A multi-partition request of a version this broker does not speak: every entry UNSUPPORTED_VERSION. */
   @Test
   void aMultiPartitionProduceRequestOfAnUnknownVersionIsRefusedPerEntry() {
