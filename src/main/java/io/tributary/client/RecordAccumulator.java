@@ -28,9 +28,9 @@ import java.util.function.LongSupplier;
  * The head batch of a partition is ready to send when it is full (it reached {@code batch.size}, or a record did not
  * fit), a newer batch is queued behind it, it has waited {@code linger.ms}, a flush or close is in progress, or a
  * thread is blocked waiting for buffer memory. When a drain finds a batch ready, the head batches of the other
- * partitions (those it takes no batch from otherwise) that only wait for {@code linger.ms} are drained with it (and their in-flight slot taken), as Kafka's
- * {@code RecordAccumulator.drain} takes a batch of every partition of a ready broker: a request goes out anyway, and
- * the producer puts them into it (see {@code TributaryProducer}). Partitions written at the same rate then linger in
+ * partitions (those it takes no batch from otherwise) that only wait for {@code linger.ms} are drained with it (and
+ * take their in-flight slot), as Kafka's {@code RecordAccumulator.drain} takes a batch of every partition of a ready
+ * broker: a request goes out anyway, and the producer puts them into it (see {@code TributaryProducer}). Partitions written at the same rate then linger in
  * step, and one request carries a batch of each.
  *
  * <h2>Compression</h2>
@@ -495,18 +495,10 @@ final class RecordAccumulator {
               }
               break;
             }
-            if (idempotent && !head.hasSequence()) {
-              if (sealingBlocked) {
-                break; // drained again when the last sealed batch is done (its completion wakes the sender)
-              }
-              seal(pq, head);
+            if (idempotent && !head.hasSequence() && sealingBlocked) {
+              break; // drained again when the last sealed batch is done (its completion wakes the sender)
             }
-            deque.pollFirst();
-            head.drained = true;
-            head.sendIndex = pq.sendCounter++;
-            pq.inFlight++;
-            pq.inFlightBatches.add(head);
-            ready.add(head);
+            take(pq, ready);
             tookOne = true;
           }
           if (head != null) {
@@ -523,15 +515,7 @@ final class RecordAccumulator {
           if (head == null || head.attempts > 0 || !slotFree(pq) || filling.test(head.topic, head.partition)) {
             continue;
           }
-          if (idempotent && !head.hasSequence()) {
-            seal(pq, head);
-          }
-          pq.deque.pollFirst();
-          head.drained = true;
-          head.sendIndex = pq.sendCounter++;
-          pq.inFlight++;
-          pq.inFlightBatches.add(head);
-          ready.add(head);
+          take(pq, ready);
         }
       }
     }
@@ -544,6 +528,23 @@ final class RecordAccumulator {
       next = now; // the epoch can be bumped now: drain again at once
     }
     return new Drained(ready, next);
+  }
+
+  /**
+   * Takes the partition's head batch into {@code ready}: sealed first if idempotence needs it (the caller checked
+   * that sealing is not blocked), marked drained, numbered for the in-order window, its in-flight slot taken. Under
+   * the queue's lock.
+   */
+  private void take(PartitionQueue pq, List<ProducerBatch> ready) {
+    ProducerBatch head = pq.deque.pollFirst();
+    if (idempotent && !head.hasSequence()) {
+      seal(pq, head);
+    }
+    head.drained = true;
+    head.sendIndex = pq.sendCounter++;
+    pq.inFlight++;
+    pq.inFlightBatches.add(head);
+    ready.add(head);
   }
 
   /**

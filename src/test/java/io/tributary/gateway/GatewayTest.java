@@ -155,9 +155,7 @@ class GatewayTest {
   void aMultiPartitionProduceEntryNobodyAnswersTimesOut() {
     Setup s = setup(Duration.ofSeconds(30));
     TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
-    s.gateway().tell(new MultiProduceRequest(ProtocolVersions.CURRENT, (short) 1, 300, List.of(
-        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
-        client.getRef()));
+    s.gateway().tell(twoEntries(ProtocolVersions.CURRENT, 300, client.getRef()));
     ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
     s.router().expectMessageClass(PartitionLeader.Produce.class); // never answered
     first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 3L, -1L, 0L));
@@ -165,6 +163,13 @@ class GatewayTest {
     assertEquals(List.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT), r.stream().map(ProduceResponse::error).toList());
     assertTrue(r.get(1).error().retriable());
     assertEquals(3L, r.get(0).baseOffset());
+  }
+
+  /** A multi-partition request (acks=1) of one-byte batches for partitions 0 and 1 of topic "t". */
+  private static MultiProduceRequest twoEntries(short version, int timeoutMs, ActorRef<MultiProduceResponse> replyTo) {
+    return new MultiProduceRequest(version, (short) 1, timeoutMs, List.of(
+        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
+        replyTo);
   }
 
   /**
@@ -175,9 +180,7 @@ class GatewayTest {
   void aSilentLeaderHoldsUpTheOtherEntriesOnlyForAShortGrace() {
     Setup s = setup(Duration.ofSeconds(30));
     TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
-    s.gateway().tell(new MultiProduceRequest(ProtocolVersions.CURRENT, (short) 1, 600_000, List.of(
-        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
-        client.getRef()));
+    s.gateway().tell(twoEntries(ProtocolVersions.CURRENT, 600_000, client.getRef()));
     ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
     s.router().expectMessageClass(PartitionLeader.Produce.class); // its leader died: never answered
     first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 5L, -1L, 0L));
@@ -191,9 +194,7 @@ class GatewayTest {
   void aMultiPartitionProduceRequestOfAnUnknownVersionIsRefusedPerEntry() {
     Setup s = setup(Duration.ofSeconds(30));
     TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
-    s.gateway().tell(new MultiProduceRequest((short) (ProtocolVersions.CURRENT + 1), (short) 1, 1000, List.of(
-        MultiProduceRequest.Entry.of("t", 0, new byte[] {1}), MultiProduceRequest.Entry.of("t", 1, new byte[] {2})),
-        client.getRef()));
+    s.gateway().tell(twoEntries((short) (ProtocolVersions.CURRENT + 1), 1000, client.getRef()));
     List<ProduceResponse> r = client.receiveMessage().responses();
     assertEquals(List.of(ErrorCode.UNSUPPORTED_VERSION, ErrorCode.UNSUPPORTED_VERSION),
         r.stream().map(ProduceResponse::error).toList());
