@@ -194,25 +194,12 @@ public final class ReplicaManager {
     }
   }
 
-  /**
-   * A client request forwarded to another node, remembered (without its records) so that it can be answered if that
-   * node becomes unreachable before it answers: the node cannot, and the client would otherwise wait its whole
-   * {@code request.timeout.ms}.
-   */
-  private record InFlight(long sentAtNanos, PartitionLeader.Command command) {}
-
-  /** How long a forwarded request is remembered: beyond Kafka's default request.timeout.ms the client gave up. */
-  private static final long IN_FLIGHT_KEEP_NANOS = java.time.Duration.ofSeconds(35).toNanos();
-
-  /** The most requests remembered per node; older ones are forgotten first (they then time out at the client). */
-  private static final int IN_FLIGHT_MAX_PER_NODE = 50_000;
-
   private static final class Router {
     private final ActorContext<PartitionLeader.Command> ctx;
     private Map<String, TopicMetadata> topics = new HashMap<>();
     private final Map<String, ActorRef<PartitionLeader.Command>> managers = new HashMap<>();
     private final java.util.Set<String> unreachable = new java.util.HashSet<>();
-    private final Map<String, java.util.ArrayDeque<InFlight>> inFlight = new HashMap<>();
+    private final InFlightForwards inFlight = new InFlightForwards();
     private final String self;
 
     Router(ActorContext<PartitionLeader.Command> ctx) {
@@ -242,39 +229,12 @@ public final class ReplicaManager {
         unreachable.remove(r.member().address().toString());
       }
       if (lost != null) {
-        java.util.ArrayDeque<InFlight> q = inFlight.remove(lost);
-        if (q != null && !q.isEmpty()) {
-          ctx.getLog().info("Node {} is gone: answering {} requests forwarded to it with NOT_LEADER_OR_FOLLOWER", lost,
-              q.size());
-          for (InFlight f : q) {
-            reject(f.command(), ErrorCode.NOT_LEADER_OR_FOLLOWER, "Node " + lost + " failed before answering");
-          }
+        int failed = inFlight.failAll(lost, "Node " + lost + " failed before answering");
+        if (failed > 0) {
+          ctx.getLog().info("Node {} is gone: answered {} requests forwarded to it with NOT_LEADER_OR_FOLLOWER", lost,
+              failed);
         }
       }
-    }
-
-    private void remember(String node, PartitionLeader.Command cmd) {
-      PartitionLeader.Command light;
-      if (cmd instanceof PartitionLeader.Produce p) {
-        if (p.request().replyTo() == null) {
-          return;
-        }
-        // keep the reply address, not the records
-        io.tributary.protocol.ProduceRequest r = p.request();
-        light = new PartitionLeader.Produce(new io.tributary.protocol.ProduceRequest(r.version(), r.topic(),
-            r.partition(), r.acks(), r.timeoutMs(), null, r.replyTo()));
-      } else if (cmd instanceof PartitionLeader.Fetch || cmd instanceof PartitionLeader.ListOffsets) {
-        light = cmd;
-      } else {
-        return;
-      }
-      long now = System.nanoTime();
-      java.util.ArrayDeque<InFlight> q = inFlight.computeIfAbsent(node, k -> new java.util.ArrayDeque<>());
-      while (!q.isEmpty() && (now - q.peekFirst().sentAtNanos() > IN_FLIGHT_KEEP_NANOS
-          || q.size() >= IN_FLIGHT_MAX_PER_NODE)) {
-        q.removeFirst();
-      }
-      q.addLast(new InFlight(now, light));
     }
 
     Behavior<PartitionLeader.Command> behavior() {
@@ -350,7 +310,7 @@ public final class ReplicaManager {
               "The leader of " + entityId + " (" + p.leader() + ") is not reachable right now");
         } else {
           if (!p.leader().equals(self)) {
-            remember(p.leader(), cmd);
+            inFlight.remember(p.leader(), cmd, System.nanoTime());
           }
           manager.tell(cmd);
         }
