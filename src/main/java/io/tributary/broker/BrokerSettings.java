@@ -93,6 +93,12 @@ public record BrokerSettings(
     require(indexInterval >= 1, "tributary.broker.index.interval.bytes must be >= 1");
     long tail = config.getBytes(T + "log.tail-max-bytes");
     require(tail >= 0, "tributary.log.tail-max-bytes must be >= 0");
+    try { // the budget itself is read by each node's io.tributary.log.TailBudget extension; checked here at start-up
+      io.tributary.log.TailBudget.fromConfig(config, Runtime.getRuntime().maxMemory());
+    } catch (com.typesafe.config.ConfigException e) {
+      throw new IllegalArgumentException("tributary.log.tail-total-max-bytes must be auto or a size >= 0: "
+          + e.getMessage());
+    }
     long tailIdleMs = config.getLong(T + "log.tail-idle-ms");
     require(tailIdleMs >= 1, "tributary.log.tail-idle-ms must be >= 1");
     int snapEvery = config.getInt(T + "log.snapshot-every-batches");

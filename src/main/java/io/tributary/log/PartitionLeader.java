@@ -506,7 +506,7 @@ public final class PartitionLeader
 
   @Override
   public PartitionLog emptyState() {
-    return new PartitionLog(settings.indexIntervalBytes(), settings.tailMaxBytes());
+    return new PartitionLog(settings.indexIntervalBytes(), settings.tailMaxBytes(), TailBudget.get(ctx.getSystem()));
   }
 
   @Override
@@ -549,6 +549,9 @@ public final class PartitionLeader
           timers.startTimerWithFixedDelay(IsrCheck.INSTANCE,
               java.time.Duration.ofMillis(Math.max(50, replication.replicaLagTimeMax().toMillis() / 2)));
         })
+        // the tail's bytes go back to the node's budget when this actor stops or restarts (its state is dropped)
+        .onSignal(akka.actor.typed.PostStop.instance(), PartitionLog::dropTail)
+        .onSignal(akka.actor.typed.PreRestart.instance(), PartitionLog::dropTail)
         .onSignal(SnapshotCompleted.class, (state, done) -> {
           long deleteTo = state.pendingDeleteToSeqNr();
           if (deleteTo > deletedToSeqNr && done.metadata().sequenceNr() > deleteTo) {

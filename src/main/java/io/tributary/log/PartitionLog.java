@@ -42,6 +42,7 @@ public final class PartitionLog {
   private final ArrayDeque<TailEntry> tail = new ArrayDeque<>();
   private long tailBytes;
   private final long tailMaxBytes;
+  private final TailBudget tailBudget;
   private final int indexIntervalBytes;
   /** Leader epoch cache, as Kafka's leader-epoch-checkpoint: (epoch, first offset written in it), ascending. */
   private final List<EpochEntry> epochs = new ArrayList<>();
@@ -58,10 +59,20 @@ public final class PartitionLog {
    */
   public record Truncation(long offset, long atSeqNr) {}
 
+  /** A log whose tail has no node-wide budget (tests of one partition). */
   PartitionLog(int indexIntervalBytes, long tailMaxBytes) {
+    this(indexIntervalBytes, tailMaxBytes, TailBudget.unlimited());
+  }
+
+  /**
+   * @param tailMaxBytes the most bytes of batches the in-memory tail keeps ({@code tributary.log.tail-max-bytes})
+   * @param tailBudget the node's budget for all tails, which this log reports every change of its tail to
+   */
+  PartitionLog(int indexIntervalBytes, long tailMaxBytes, TailBudget tailBudget) {
     this.indexIntervalBytes = indexIntervalBytes;
     this.index = new OffsetIndex(indexIntervalBytes);
     this.tailMaxBytes = tailMaxBytes;
+    this.tailBudget = tailBudget;
   }
 
   // ------------------------------------------------------------------ event application (actor thread only)
@@ -77,8 +88,7 @@ public final class PartitionLog {
     this.lastSeqNr = seqNr;
     this.pendingDeleteToSeqNr = 0;
     index.clear();
-    tail.clear();
-    tailBytes = 0;
+    dropTail();
     epochs.clear();
     truncations.clear();
     producers = new ProducerStateTable();
@@ -99,10 +109,14 @@ public final class PartitionLog {
           batch.baseOffset(), batch.lastOffset(), batch.maxTimestamp());
     }
     if (tailMaxBytes > 0) {
-      tail.addLast(new TailEntry(seqNr, batch.baseOffset(), batch.lastOffset(), batch.bytes()));
-      tailBytes += batch.sizeInBytes();
-      while (tailBytes > tailMaxBytes && tail.size() > 1) {
-        tailBytes -= tail.removeFirst().bytes().length;
+      long before = tailBytes;
+      TailEntry added = new TailEntry(seqNr, batch.baseOffset(), batch.lastOffset(), batch.bytes());
+      tail.addLast(added);
+      tailBytes += added.bytes().length;
+      tailBudget.changed(before, tailBytes);
+      long limit = tailBudget.limitFor(tailMaxBytes, tailBytes);
+      while (tailBytes > limit && tail.size() > 1) {
+        removeFirstFromTail();
       }
     }
   }
@@ -123,7 +137,7 @@ public final class PartitionLog {
     highWatermark = Math.max(highWatermark, logStartOffset);
     pendingDeleteToSeqNr = Math.max(pendingDeleteToSeqNr, deleteToSeqNr);
     while (!tail.isEmpty() && tail.peekFirst().lastOffset() < logStartOffset) {
-      tailBytes -= tail.removeFirst().bytes().length;
+      removeFirstFromTail();
     }
   }
 
@@ -142,9 +156,11 @@ public final class PartitionLog {
       keep--;
     }
     index.dropLast(index.chunkCount() - keep);
+    long before = tailBytes;
     while (!tail.isEmpty() && tail.peekLast().baseOffset() >= offset) {
       tailBytes -= tail.removeLast().bytes().length;
     }
+    tailBudget.changed(before, tailBytes);
     while (!epochs.isEmpty() && epochs.get(epochs.size() - 1).startOffset() >= offset) {
       epochs.remove(epochs.size() - 1);
     }
@@ -159,8 +175,7 @@ public final class PartitionLog {
     topicId = "";
     config = null;
     index.clear();
-    tail.clear();
-    tailBytes = 0;
+    dropTail();
     logStartOffset = 0;
     logEndOffset = 0;
     highWatermark = 0;
@@ -183,8 +198,7 @@ public final class PartitionLog {
     for (int i = 0; i < s.chunkBaseOffsets().length; i++) {
       index.restoreChunk(s.chunkBaseOffsets()[i], s.chunkSeqNrs()[i], s.chunkBytes()[i], s.chunkMaxTimestamps()[i]);
     }
-    tail.clear();
-    tailBytes = 0;
+    dropTail();
     epochs.clear();
     for (int i = 0; i < s.epochNumbers().length; i++) {
       epochs.add(new EpochEntry(s.epochNumbers()[i], s.epochStartOffsets()[i]));
@@ -348,11 +362,20 @@ public final class PartitionLog {
 
   /**
    * Empties the in-memory tail (an idle partition gives its memory back); fetches then read the journal until the
-   * next append starts a new tail. Not an event: the tail is a cache, never part of the replicated state.
+   * next append starts a new tail. Not an event: the tail is a cache, never part of the replicated state. Also what
+   * the partition's actor does when it stops or restarts, to give the tail's bytes back to the node's {@link
+   * TailBudget}.
    */
   void dropTail() {
     tail.clear();
+    tailBudget.changed(tailBytes, 0);
     tailBytes = 0;
+  }
+
+  private void removeFirstFromTail() {
+    long before = tailBytes;
+    tailBytes -= tail.removeFirst().bytes().length;
+    tailBudget.changed(before, tailBytes);
   }
 
   /** Bytes of record batches in the in-memory tail. */
