@@ -1085,11 +1085,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     RuntimeException failure = null;
     if (!revoked.isEmpty()) {
       for (TopicPartition tp : revoked) {
-        PartitionState state = assigned.get(tp);
-        String pending = state.pendingReset;
-        reset(state); // drops buffered records and answers in flight
-        state.pendingReset = pending;
-        state.revoking = true;
+        stopForRevocation(assigned.get(tp));
       }
       if (autoCommit()) {
         commitQuietly(
@@ -1172,10 +1168,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   private RuntimeException leaveGroup(long deadline) {
     List<TopicPartition> owned = new ArrayList<>(assigned.keySet());
     for (PartitionState state : assigned.values()) {
-      String pending = state.pendingReset;
-      reset(state);
-      state.pendingReset = pending;
-      state.revoking = true;
+      stopForRevocation(state);
     }
     RuntimeException failure = null;
     if (!owned.isEmpty()) {
@@ -1829,6 +1822,24 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
       state.position = -1;
       state.pendingReset = strategy;
     }
+  }
+
+  /**
+   * Stops a partition that is being revoked (a rebalance, a leave): a new epoch drops its buffered records and the
+   * answers in flight, and nothing more is fetched for it; but it keeps where it starts, so that {@link #position}
+   * in {@code onPartitionsRevoked} answers as before: the committed offset for a partition whose committed-offset
+   * lookup was not answered yet (looked up again, synchronously), or the pending seek's reset. As Kafka's, whose
+   * partitions stay in the subscription state, positions and all, until {@code onPartitionsRevoked} returned. (A
+   * partition revoked right after its assignment, e.g. in the rebalances after a coordinator move, would otherwise
+   * answer with {@code auto.offset.reset}'s offset.)
+   */
+  private void stopForRevocation(PartitionState state) {
+    String pending = state.pendingReset;
+    boolean needsCommitted = state.needsCommitted;
+    reset(state);
+    state.pendingReset = pending;
+    state.needsCommitted = needsCommitted;
+    state.revoking = true;
   }
 
   /** Starts a new epoch: drops buffered records, forgets requests in flight and the pending committed lookup. */

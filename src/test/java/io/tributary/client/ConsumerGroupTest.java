@@ -789,6 +789,91 @@ class ConsumerGroupTest {
     }
   }
 
+  /** Whether the consumer sent an OffsetFetch for the group (answered or not). */
+  private static BooleanSupplier offsetFetchSent(FakeGateway fake, String group) {
+    return () -> !fake.requests(OffsetFetch.class, f -> f.groupId().equals(group)).isEmpty();
+  }
+
+  /**
+   * The order of ReplicationFailoverIT's coordinator move: partitions assigned, their committed-offset lookup not
+   * answered yet, and already revoked by the next rebalance. {@code position()} in {@code onPartitionsRevoked} is
+   * the committed offset, as Kafka's, not {@code auto.offset.reset}'s (0 here).
+   */
+  @Test
+  void positionWhileRevokingIsTheCommittedOffsetWhenTheRevocationCameBeforeTheCommittedOffsetsAnswer() {
+    Setup s = setup();
+    s.fake().createTopic("early", 2);
+    String group = newGroup();
+    TopicPartition p0 = new TopicPartition("early", 0);
+    TopicPartition p1 = new TopicPartition("early", 1);
+    try (TributaryClient client = s.client()) {
+      produce(client, "early", 0, "a", 10);
+      produce(client, "early", 1, "b", 10);
+      s.fake().setCommitted(group, p0, 4);
+      s.fake().setCommitted(group, p1, 7);
+      Consumer<String, String> consumer =
+          consumer(client, config(group, ClientConfig.PARTITION_ASSIGNMENT_STRATEGY, "range"));
+      Map<TopicPartition, Long> positionsWhileRevoking = new HashMap<>(); // application thread only
+      consumer.subscribe(
+          List.of("early"),
+          new Recorder() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+              super.onPartitionsRevoked(partitions);
+              for (TopicPartition tp : partitions) {
+                positionsWhileRevoking.put(tp, consumer.position(tp));
+              }
+            }
+          });
+      String member = memberIdOf(s.fake(), group, 1);
+      s.fake().dropOffsetFetchReplies.set(1); // the assignment's lookup stays unanswered
+      s.fake().push(group, member, 1, "range", p0, p1);
+      pollUntil(consumer, () -> acked(s.fake(), group, 1).getAsBoolean() && offsetFetchSent(s.fake(), group)
+          .getAsBoolean());
+
+      s.fake().push(group, member, 2, "range"); // the next eager rebalance revokes everything
+      pollUntil(consumer, acked(s.fake(), group, 2));
+      assertEquals(Map.of(p0, 4L, p1, 7L), positionsWhileRevoking,
+          "position() while revoking is the committed offset, looked up again");
+      assertTrue(consumer.assignment().isEmpty());
+    }
+  }
+
+  /** As above, when the consumer closes (leaves) before the assignment's committed-offset lookup was answered. */
+  @Test
+  void positionWhileRevokingAtCloseIsTheCommittedOffsetWhenTheCommittedOffsetsAnswerWasNotThere() {
+    Setup s = setup();
+    s.fake().createTopic("closing", 1);
+    String group = newGroup();
+    TopicPartition tp = new TopicPartition("closing", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "closing", 0, "a", 10);
+      s.fake().setCommitted(group, tp, 6);
+      Consumer<String, String> consumer = consumer(client, config(group));
+      Map<TopicPartition, Long> positionsWhileRevoking = new HashMap<>(); // application thread only
+      consumer.subscribe(
+          List.of("closing"),
+          new Recorder() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+              super.onPartitionsRevoked(partitions);
+              for (TopicPartition p : partitions) {
+                positionsWhileRevoking.put(p, consumer.position(p));
+              }
+            }
+          });
+      String member = memberIdOf(s.fake(), group, 1);
+      s.fake().dropOffsetFetchReplies.set(1);
+      s.fake().push(group, member, 1, "cooperative-sticky", tp);
+      pollUntil(consumer, () -> acked(s.fake(), group, 1).getAsBoolean() && offsetFetchSent(s.fake(), group)
+          .getAsBoolean());
+
+      consumer.close();
+      assertEquals(Map.of(tp, 6L), positionsWhileRevoking);
+      assertEquals(1, s.fake().requests(LeaveGroup.class, l -> l.memberId().equals(member)).size());
+    }
+  }
+
   @Test
   void manualAssignmentWithAGroupIdStartsAtTheCommittedOffsetAndCommitsAsASimpleConsumer() {
     Setup s = setup();

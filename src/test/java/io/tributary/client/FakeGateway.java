@@ -101,6 +101,8 @@ final class FakeGateway {
   volatile boolean blackholeCommits;
   /** Whether heartbeats are ignored entirely (an unreachable coordinator). */
   volatile boolean blackholeHeartbeats;
+  /** Number of next OffsetFetch requests left unanswered (an answer still on its way, or lost with a coordinator). */
+  final AtomicInteger dropOffsetFetchReplies = new AtomicInteger();
 
   private final Map<String, FakeGroup> groups = new HashMap<>();
 
@@ -598,6 +600,9 @@ final class FakeGateway {
       }
       c.replyTo().tell(new GroupResponse(error, error == ErrorCode.NONE ? null : "fake: " + error, g.generation));
     } else if (request instanceof OffsetFetch f) {
+      if (dropOffsetFetchReplies.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        return;
+      }
       List<PartitionOffset> out = new ArrayList<>();
       for (PartitionRef p : f.partitions()) {
         PartitionOffset o = g.offsets.get(p);
