@@ -789,6 +789,20 @@ class ConsumerGroupTest {
     }
   }
 
+  /** A {@link Recorder} that also puts each revoked partition's {@code position()} into {@code into}, as it revokes. */
+  private static Recorder recordingPositionsWhileRevoking(
+      Consumer<String, String> consumer, Map<TopicPartition, Long> into) {
+    return new Recorder() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        super.onPartitionsRevoked(partitions);
+        for (TopicPartition tp : partitions) {
+          into.put(tp, consumer.position(tp));
+        }
+      }
+    };
+  }
+
   /** Whether the consumer sent an OffsetFetch for the group (answered or not). */
   private static BooleanSupplier offsetFetchSent(FakeGateway fake, String group) {
     return () -> !fake.requests(OffsetFetch.class, f -> f.groupId().equals(group)).isEmpty();
@@ -814,17 +828,7 @@ class ConsumerGroupTest {
       Consumer<String, String> consumer =
           consumer(client, config(group, ClientConfig.PARTITION_ASSIGNMENT_STRATEGY, "range"));
       Map<TopicPartition, Long> positionsWhileRevoking = new HashMap<>(); // application thread only
-      consumer.subscribe(
-          List.of("early"),
-          new Recorder() {
-            @Override
-            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-              super.onPartitionsRevoked(partitions);
-              for (TopicPartition tp : partitions) {
-                positionsWhileRevoking.put(tp, consumer.position(tp));
-              }
-            }
-          });
+      consumer.subscribe(List.of("early"), recordingPositionsWhileRevoking(consumer, positionsWhileRevoking));
       String member = memberIdOf(s.fake(), group, 1);
       s.fake().dropOffsetFetchReplies.set(1); // the assignment's lookup stays unanswered
       s.fake().push(group, member, 1, "range", p0, p1);
@@ -851,17 +855,7 @@ class ConsumerGroupTest {
       s.fake().setCommitted(group, tp, 6);
       Consumer<String, String> consumer = consumer(client, config(group));
       Map<TopicPartition, Long> positionsWhileRevoking = new HashMap<>(); // application thread only
-      consumer.subscribe(
-          List.of("closing"),
-          new Recorder() {
-            @Override
-            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-              super.onPartitionsRevoked(partitions);
-              for (TopicPartition p : partitions) {
-                positionsWhileRevoking.put(p, consumer.position(p));
-              }
-            }
-          });
+      consumer.subscribe(List.of("closing"), recordingPositionsWhileRevoking(consumer, positionsWhileRevoking));
       String member = memberIdOf(s.fake(), group, 1);
       s.fake().dropOffsetFetchReplies.set(1);
       s.fake().push(group, member, 1, "cooperative-sticky", tp);
