@@ -172,21 +172,60 @@ class GatewayTest {
         replyTo);
   }
 
+  /** Two entries with real record batches, of an idempotent producer (producer id 7) or of one without (none). */
+  private static MultiProduceRequest twoBatches(boolean idempotent, int timeoutMs,
+      ActorRef<MultiProduceResponse> replyTo) {
+    List<MultiProduceRequest.Entry> entries = new java.util.ArrayList<>();
+    for (int partition = 0; partition < 2; partition++) {
+      io.tributary.record.RecordBatchBuilder b = new io.tributary.record.RecordBatchBuilder();
+      b.append(1_000L, null, new byte[] {(byte) partition}, null);
+      if (idempotent) {
+        b.setProducerState(7L, (short) 0, 0);
+      }
+      entries.add(MultiProduceRequest.Entry.of("t", partition, b.build()));
+    }
+    return new MultiProduceRequest(ProtocolVersions.CURRENT, (short) (idempotent ? -1 : 1), timeoutMs, entries,
+        replyTo);
+  }
+
   /**
    * Once one entry is answered, an entry whose leader stays silent (it died with the request) is answered
    * REQUEST_TIMED_OUT after a short grace, not after the request's whole timeoutMs: the answered entry is not held.
+   * Only for an idempotent producer, whose retry of a batch appended after all is recognised as a duplicate.
    */
   @Test
   void aSilentLeaderHoldsUpTheOtherEntriesOnlyForAShortGrace() {
     Setup s = setup(Duration.ofSeconds(30));
     TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
-    s.gateway().tell(twoEntries(ProtocolVersions.CURRENT, 600_000, client.getRef()));
+    s.gateway().tell(twoBatches(true, 600_000, client.getRef()));
     ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
     s.router().expectMessageClass(PartitionLeader.Produce.class); // its leader died: never answered
     first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 5L, -1L, 0L));
     List<ProduceResponse> r = client.receiveMessage(Duration.ofSeconds(20)).responses();
     assertEquals(List.of(ErrorCode.NONE, ErrorCode.REQUEST_TIMED_OUT), r.stream().map(ProduceResponse::error).toList());
     assertTrue(r.get(1).errorMessage().contains("of the request's other partitions"), r.get(1).errorMessage());
+  }
+
+  /**
+   * Without idempotence a slow entry is not cut short by the grace: a retried batch without a producer id would be
+   * appended twice (a busy 200-partition {@code acks=1} run stored 3% of its records twice). It waits for the
+   * request's timeoutMs, as Kafka's producer request does.
+   */
+  @Test
+  void aSlowEntryOfAProducerWithoutIdempotenceWaitsForTheRequestTimeoutNotTheGrace() {
+    Setup s = setup(Duration.ofSeconds(30));
+    TestProbe<MultiProduceResponse> client = testKit.createTestProbe();
+    int timeoutMs = (int) (ProduceGathering.STRAGGLER_GRACE_NANOS / 1_000_000) + 2_000;
+    s.gateway().tell(twoBatches(false, timeoutMs, client.getRef()));
+    ProduceRequest first = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
+    ProduceRequest second = s.router().expectMessageClass(PartitionLeader.Produce.class).request();
+    first.reply(new ProduceResponse("t", 0, ErrorCode.NONE, null, 5L, -1L, 0L));
+    // past the grace (and its expiry tick), the request is still open
+    client.expectNoMessage(Duration.ofNanos(ProduceGathering.STRAGGLER_GRACE_NANOS).plusMillis(500));
+    second.reply(new ProduceResponse("t", 1, ErrorCode.NONE, null, 9L, -1L, 0L));
+    List<ProduceResponse> r = client.receiveMessage(Duration.ofSeconds(20)).responses();
+    assertEquals(List.of(ErrorCode.NONE, ErrorCode.NONE), r.stream().map(ProduceResponse::error).toList());
+    assertEquals(List.of(5L, 9L), r.stream().map(ProduceResponse::baseOffset).toList());
   }
 
   /** A multi-partition request of a version this broker does not speak: every entry UNSUPPORTED_VERSION. */
