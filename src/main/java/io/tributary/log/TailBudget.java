@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * When they do not, a partition that appends sheds the excess from its own tail (its oldest batches), but not below
  * its fair share, the budget divided by the number of partitions with a non-empty tail (and never its newest batch).
  * So the total stays near the budget: above it only by the tails of partitions that have not appended since the
- * budget filled (until their next append or until {@code tail-idle-ms} drops them) and by a batch per partition. A fetch below a partition's tail reads the journal, as
- * every fetch below the tail does: slower, never wrong.
+ * budget filled (until their next append or until {@code tail-idle-ms} drops them) and by a batch per partition.
+ * A fetch below a partition's tail reads the journal, as every fetch below the tail does: slower, never wrong.
  *
  * <p>An Akka extension (one per ActorSystem: one per broker node, also when tests run several nodes in one JVM).
  * Thread-safe (partition actors on any thread report to it); a {@link PartitionLog} reports every change of its tail,
@@ -31,7 +31,7 @@ public final class TailBudget implements Extension {
   /** The extension's id. */
   public static final Id ID = new Id();
 
-  /** Config key of the budget: a size in bytes, or {@code auto} for a quarter of the JVM's maximum heap. */
+  /** Config key of the budget: a size in bytes, or {@code auto} (any case) for a quarter of the JVM's maximum heap. */
   public static final String CONFIG_KEY = "tributary.log.tail-total-max-bytes";
 
   private final long maxBytes;
@@ -67,7 +67,8 @@ public final class TailBudget implements Extension {
    * @throws com.typesafe.config.ConfigException.BadValue if it is neither {@code auto} nor a size of at least 0
    */
   public static long fromConfig(Config config, long maxHeapBytes) {
-    if (!config.hasPath(CONFIG_KEY) || "auto".equals(config.getValue(CONFIG_KEY).unwrapped())) {
+    if (!config.hasPath(CONFIG_KEY)
+        || "auto".equalsIgnoreCase(String.valueOf(config.getValue(CONFIG_KEY).unwrapped()))) {
       return Math.max(0, maxHeapBytes / 4);
     }
     long bytes = config.getBytes(CONFIG_KEY);

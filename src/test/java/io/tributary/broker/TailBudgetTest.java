@@ -42,6 +42,28 @@ class TailBudgetTest {
     node.close();
   }
 
+  /**
+   * A partition actor that stops (here: its node shuts down, so every partition actor gets PostStop) gives its tail
+   * back, not only a deleted partition (whose delete event empties the tail anyway).
+   */
+  @Test
+  void stoppedPartitionActorsGiveTheirTailsBack() {
+    BrokerNode other = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    TailBudget budget = TailBudget.get(other.system());
+    try {
+      Gw otherGw = new Gw(other);
+      assertEquals(ErrorCode.NONE, otherGw.create("stopping", 2, Map.of()).error());
+      byte[] value = new byte[VALUE_BYTES];
+      assertEquals(ErrorCode.NONE, otherGw.produce("stopping", 0, randomBatch(new Random(7), value)).error());
+      assertEquals(ErrorCode.NONE, otherGw.produce("stopping", 1, randomBatch(new Random(8), value)).error());
+      assertTrue(budget.usedBytes() >= 2L * VALUE_BYTES, "used " + budget.usedBytes());
+    } finally {
+      other.close();
+    }
+    assertEquals(0, budget.usedBytes(), "every stopped partition actor gave its tail back");
+    assertEquals(0, budget.holders());
+  }
+
   /** One record of random bytes (the leader's LZ4 cannot shrink it, so each batch keeps its size in the tail). */
   private static byte[] randomBatch(Random random, byte[] valueOut) {
     random.nextBytes(valueOut);

@@ -86,6 +86,8 @@ class TailBudgetUnitTest {
   void theConfigGivesASizeOrAQuarterOfTheHeap() {
     assertEquals(256L << 20, TailBudget.fromConfig(ConfigFactory.parseMap(
         Map.of(TailBudget.CONFIG_KEY, "auto")), 1L << 30));
+    assertEquals(256L << 20, TailBudget.fromConfig(ConfigFactory.parseMap(
+        Map.of(TailBudget.CONFIG_KEY, "AUTO")), 1L << 30), "auto in any case (a newcomer wrote AUTO)");
     assertEquals(256L << 20, TailBudget.fromConfig(ConfigFactory.empty(), 1L << 30));
     assertEquals(64L << 20, TailBudget.fromConfig(ConfigFactory.parseMap(
         Map.of(TailBudget.CONFIG_KEY, "64 MiB")), 1L << 30));
