@@ -178,6 +178,7 @@ final class ConsumeCommand implements Callable<Integer> {
           consumer.assign(partitions);
           if (startOffset >= 0) {
             consumer.seek(partitions.get(0), startOffset);
+            warnIfOutOfRange(consumer, partitions.get(0), startOffset, config, err);
           } else if (startOffset == EARLIEST) {
             consumer.seekToBeginning(partitions);
           } else {
@@ -257,6 +258,31 @@ final class ConsumeCommand implements Callable<Integer> {
       }
     }
     return groupId;
+  }
+
+  /**
+   * Says on stderr when {@code --offset} is below the partition's log start offset or above its high watermark: the
+   * consumer then starts where {@code auto.offset.reset} says (as Kafka's console consumer does, which says nothing),
+   * so that "no output" is not mistaken for "no records there". With {@code auto.offset.reset=none} the consumer
+   * fails with OFFSET_OUT_OF_RANGE instead, which is reported as the command's error.
+   */
+  private static void warnIfOutOfRange(Consumer<?, ?> consumer, TopicPartition tp, long offset,
+      Map<String, Object> config, PrintWriter err) {
+    long start = consumer.beginningOffsets(List.of(tp)).get(tp);
+    long end = consumer.endOffsets(List.of(tp)).get(tp);
+    if (offset >= start && offset <= end) {
+      return;
+    }
+    String reset = String.valueOf(config.getOrDefault(ClientConfig.AUTO_OFFSET_RESET,
+        ClientConfig.DEFAULT_AUTO_OFFSET_RESET));
+    String from = switch (reset) {
+      case "earliest" -> "; reading from the log start offset " + start + " (auto.offset.reset=earliest)";
+      case "latest" -> "; reading from the high watermark " + end + " on (auto.offset.reset=latest)";
+      default -> "";
+    };
+    err.println("--offset " + offset + " is outside partition " + tp + " (log start offset " + start
+        + ", high watermark " + end + ")" + from);
+    err.flush();
   }
 
   /** Installs {@code onStop} for SIGINT and SIGTERM, keeping the previous handlers; a second signal exits at once. */

@@ -183,6 +183,21 @@ class CliRoundTripTest {
         "2", "--max-messages", "2", "--property", "print.offset=true"));
     assertEquals("Offset:2\ttwo\nOffset:3\tthree\n", new String(r.raw(), StandardCharsets.UTF_8));
 
+    // beyond the end: said on stderr, then the consumer waits at the end (auto.offset.reset=latest), as Kafka's
+    Run beyond = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "0",
+        "--offset", "10", "--timeout-ms", "500"));
+    assertEquals("", new String(beyond.raw(), StandardCharsets.UTF_8));
+    assertTrue(beyond.err().contains("--offset 10 is outside partition single-0 (log start offset 0, high watermark"
+        + " 4); reading from the high watermark 4 on (auto.offset.reset=latest)"), beyond.err());
+    Run earliest = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "0",
+        "--offset", "10", "--consumer-property", "auto.offset.reset=earliest", "--max-messages", "1"));
+    assertEquals("zero\n", new String(earliest.raw(), StandardCharsets.UTF_8));
+    assertTrue(earliest.err().contains("reading from the log start offset 0 (auto.offset.reset=earliest)"),
+        earliest.err());
+    Run inRange = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "0",
+        "--offset", "4", "--timeout-ms", "200"));
+    assertEquals("Processed a total of 0 messages\n", inRange.err()); // the end itself is a valid start
+
     Run missing = run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "5",
         "--timeout-ms", "100");
     assertEquals(Main.EXIT_FAILURE, missing.exitCode());
