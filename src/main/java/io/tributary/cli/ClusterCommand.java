@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
       "Process ids are kept in D/node-I/pid and only those processes are ever signalled.",
       "",
       "Create topics with --replication-factor 3 to survive a node failure; give clients every node's address."
-          + " With keep-majority, a node left alone (the other two down) shuts itself down; start the others again."
+          + " With keep-majority, a node left alone (the other two down) shuts itself down; start the others again,"
+          + " node 1 first when none runs (only node 1, the first seed node, forms a cluster)."
     },
     subcommands = {
       ClusterCommand.Start.class,
@@ -564,6 +565,12 @@ final class ClusterCommand implements Runnable {
       if (cluster.isRunning(node)) {
         throw new CliException("Node " + node + " is running (pid " + cluster.pid(node).getAsLong() + "); kill it"
             + " first (tributary cluster kill --node " + node + ") or stop the cluster");
+      }
+      if (node != 1 && cluster.runningNodes().isEmpty()) {
+        // it would wait for a seed node to answer until the timeout: only the first seed (node 1) forms a cluster
+        throw new CliException("No node of the cluster in " + cluster.dir() + " runs, and only node 1 (the first"
+            + " seed node) can form the cluster: restart node 1 first (tributary cluster restart --node 1"
+            + " --data-dir " + cluster.dir() + "), then node " + node);
       }
       checkPortFree(cluster, node);
       PrintWriter out = spec.commandLine().getOut();

@@ -204,8 +204,13 @@ final class ProduceCommand implements Callable<Integer> {
     private long fatalLine;
     /** Failures with the fatal error's code after it, counted but not printed one by one. */
     private long repeats;
-    private long repeatsFirstLine = Long.MAX_VALUE;
-    private long repeatsLastLine;
+    /**
+     * The lines of those repeats as ranges of consecutive lines (first line -> last line), so that the summary names
+     * exactly the lines that failed: the lines between them may have been stored (their requests were answered
+     * before the error, or went to another partition's leader). At most {@link #RANGES_KEPT} ranges.
+     */
+    private final java.util.TreeMap<Long, Long> repeatRanges = new java.util.TreeMap<>();
+    private boolean repeatRangesIncomplete;
 
     Outcome(PrintWriter err) {
       this.err = err;
@@ -220,8 +225,7 @@ final class ProduceCommand implements Callable<Integer> {
       ErrorCode code = error instanceof TributaryException te ? te.errorCode() : null;
       if (fatal != null && code == fatalCode) {
         repeats++;
-        repeatsFirstLine = Math.min(repeatsFirstLine, line);
-        repeatsLastLine = Math.max(repeatsLastLine, line);
+        addRange(line);
         return;
       }
       err.println("Line " + line + " failed: " + Main.message(error));
@@ -233,6 +237,52 @@ final class ProduceCommand implements Callable<Integer> {
       }
     }
 
+    /** Most ranges of repeated failures kept; more are counted but not named. */
+    static final int RANGES_KEPT = 10_000;
+
+    /** Ranges named in the summary line of repeated failures; the rest are counted. */
+    static final int RANGES_LISTED = 8;
+
+    /** Adds {@code line} to {@link #repeatRanges}, merging it with the ranges it touches. */
+    private void addRange(long line) {
+      java.util.Map.Entry<Long, Long> below = repeatRanges.floorEntry(line);
+      if (below != null && below.getValue() >= line) {
+        return; // already in a range
+      }
+      long start = line;
+      long end = line;
+      if (below != null && below.getValue() == line - 1) {
+        start = below.getKey();
+      }
+      Long aboveEnd = repeatRanges.get(line + 1);
+      if (aboveEnd != null) {
+        repeatRanges.remove(line + 1);
+        end = aboveEnd;
+      }
+      if (start == line && end == line && repeatRanges.size() >= RANGES_KEPT) {
+        repeatRangesIncomplete = true; // a new range beyond the cap: counted, not named
+        return;
+      }
+      repeatRanges.put(start, end);
+    }
+
+    /** The repeated failures' lines: "line 5", "lines 5-6, 9, 12-40", or the first ranges and how many more. */
+    private String repeatLines() {
+      List<String> ranges = new ArrayList<>();
+      for (java.util.Map.Entry<Long, Long> r : repeatRanges.entrySet()) {
+        if (ranges.size() == RANGES_LISTED) {
+          break;
+        }
+        ranges.add(r.getKey().equals(r.getValue()) ? Long.toString(r.getKey()) : r.getKey() + "-" + r.getValue());
+      }
+      String text = (repeats == 1 ? "line " : "lines ") + String.join(", ", ranges);
+      if (repeatRanges.size() > RANGES_LISTED || repeatRangesIncomplete) {
+        text += ", ... (" + (repeatRangesIncomplete ? "more than " + repeatRanges.size() : repeatRanges.size())
+            + " ranges, the last ending at line " + repeatRanges.lastEntry().getValue() + ")";
+      }
+      return text;
+    }
+
     /** Whether an error that is not about one record happened: the command sends no more lines. */
     synchronized boolean stopped() {
       return fatal != null;
@@ -241,10 +291,8 @@ final class ProduceCommand implements Callable<Integer> {
     /** The last line of a run that did not fully succeed, without "Error: "; null if every record went through. */
     synchronized String summary(long sent, long notSentFrom, String stopReason) {
       if (repeats > 0) {
-        String lines = repeats == 1 ? "line " + repeatsFirstLine
-            : "lines " + repeatsFirstLine + " to " + repeatsLastLine;
-        err.println("... and " + repeats + " more record" + (repeats == 1 ? "" : "s") + " (" + lines + ") failed with "
-            + fatalCode);
+        err.println("... and " + repeats + " more record" + (repeats == 1 ? "" : "s") + " (" + repeatLines()
+            + ") failed with " + fatalCode);
         err.flush();
       }
       List<String> parts = new ArrayList<>();

@@ -131,6 +131,17 @@ class ClusterCommandTest {
   }
 
   @Test
+  void restartingAnotherNodeThanTheFirstWhenNoneRunsSaysToRestartNodeOneFirst() {
+    java.nio.file.Path d = tmp.resolve("none-running");
+    new LocalCluster(d, 3, 19192, null, List.of()).save(); // a cluster whose nodes are all down (none started)
+    Run r = run("cluster", "restart", "--node", "2", "--data-dir", d.toString());
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    assertTrue(r.err().contains("only node 1 (the first seed node) can form the cluster: restart node 1 first"),
+        r.err());
+    assertFalse(java.nio.file.Files.exists(LocalCluster.load(d).pidFile(2)), "nothing was started");
+  }
+
+  @Test
   void nodeOutOfRangeIsAUsageError() {
     new LocalCluster(tmp.resolve("cd"), 3, 19092, null, List.of()).save();
     for (String node : new String[] {"0", "4"}) {

@@ -60,7 +60,31 @@ class ProduceOutcomeTest {
     assertEquals("Line 2 failed: MESSAGE_TOO_LARGE: why\n"
         + "Line 4 failed: REQUEST_TIMED_OUT: why\n"
         + "Line 7 failed: INVALID_TIMESTAMP: why\n"
-        + "... and 2 more records (lines 5 to 6) failed with REQUEST_TIMED_OUT\n", err.toString());
+        + "... and 2 more records (lines 5-6) failed with REQUEST_TIMED_OUT\n", err.toString());
+  }
+
+  @Test
+  void theRepeatsNameExactlyTheLinesThatFailedNotTheSpanBetweenTheFirstAndTheLast() {
+    outcome.failed(100, error(ErrorCode.REQUEST_TIMED_OUT));
+    // out of order, as answers arrive; 104 and 110-119 succeeded
+    for (long line : new long[] {103, 101, 102, 105, 109, 108, 107, 106, 120, 121}) {
+      outcome.failed(line, error(ErrorCode.REQUEST_TIMED_OUT));
+    }
+    outcome.summary(121, 0, null);
+    assertEquals("Line 100 failed: REQUEST_TIMED_OUT: why\n"
+        + "... and 10 more records (lines 101-103, 105-109, 120-121) failed with REQUEST_TIMED_OUT\n", err.toString());
+  }
+
+  @Test
+  void manyRangesOfRepeatsAreListedFirstThenCounted() {
+    outcome.failed(1, error(ErrorCode.REQUEST_TIMED_OUT));
+    for (long line = 3; line <= 40; line += 2) { // 3, 5, ..., 39: 19 single lines
+      outcome.failed(line, error(ErrorCode.REQUEST_TIMED_OUT));
+    }
+    outcome.summary(40, 0, null);
+    assertEquals("Line 1 failed: REQUEST_TIMED_OUT: why\n"
+        + "... and 19 more records (lines 3, 5, 7, 9, 11, 13, 15, 17, ... (19 ranges, the last ending at line 39))"
+        + " failed with REQUEST_TIMED_OUT\n", err.toString());
   }
 
   @Test
