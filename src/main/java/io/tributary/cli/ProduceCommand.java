@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -209,7 +210,7 @@ final class ProduceCommand implements Callable<Integer> {
      * exactly the lines that failed: the lines between them may have been stored (their requests were answered
      * before the error, or went to another partition's leader). At most {@link #RANGES_KEPT} ranges.
      */
-    private final java.util.TreeMap<Long, Long> repeatRanges = new java.util.TreeMap<>();
+    private final TreeMap<Long, Long> repeatRanges = new TreeMap<>();
     private boolean repeatRangesIncomplete;
 
     Outcome(PrintWriter err) {
@@ -245,7 +246,7 @@ final class ProduceCommand implements Callable<Integer> {
 
     /** Adds {@code line} to {@link #repeatRanges}, merging it with the ranges it touches. */
     private void addRange(long line) {
-      java.util.Map.Entry<Long, Long> below = repeatRanges.floorEntry(line);
+      Map.Entry<Long, Long> below = repeatRanges.floorEntry(line);
       if (below != null && below.getValue() >= line) {
         return; // already in a range
       }
@@ -269,7 +270,7 @@ final class ProduceCommand implements Callable<Integer> {
     /** The repeated failures' lines: "line 5", "lines 5-6, 9, 12-40", or the first ranges and how many more. */
     private String repeatLines() {
       List<String> ranges = new ArrayList<>();
-      for (java.util.Map.Entry<Long, Long> r : repeatRanges.entrySet()) {
+      for (Map.Entry<Long, Long> r : repeatRanges.entrySet()) {
         if (ranges.size() == RANGES_LISTED) {
           break;
         }

@@ -76,6 +76,19 @@ class ProduceOutcomeTest {
   }
 
   @Test
+  void rangesBeyondTheCapAreCountedNotNamed() {
+    outcome.failed(1, error(ErrorCode.REQUEST_TIMED_OUT));
+    int ranges = ProduceCommand.Outcome.RANGES_KEPT + 5;
+    for (long i = 0; i < ranges; i++) {
+      outcome.failed(3 + 2 * i, error(ErrorCode.REQUEST_TIMED_OUT)); // single lines 3, 5, 7, ...
+    }
+    outcome.summary(3 + 2L * ranges, 0, null);
+    assertTrue(err.toString().endsWith("... and " + ranges + " more records (lines 3, 5, 7, 9, 11, 13, 15, 17, ..."
+        + " (more than " + ProduceCommand.Outcome.RANGES_KEPT + " ranges, the last ending at line "
+        + (3 + 2L * (ProduceCommand.Outcome.RANGES_KEPT - 1)) + ")) failed with REQUEST_TIMED_OUT\n"), err.toString());
+  }
+
+  @Test
   void manyRangesOfRepeatsAreListedFirstThenCounted() {
     outcome.failed(1, error(ErrorCode.REQUEST_TIMED_OUT));
     for (long line = 3; line <= 40; line += 2) { // 3, 5, ..., 39: 19 single lines
