@@ -107,22 +107,31 @@ class CompressionIntegrationTest {
       assertEquals(i, sent.get(i).toCompletableFuture().get(30, TimeUnit.SECONDS).offset());
     }
 
-    // stored as produced, and uncompressed batches as LZ4 record batches (the journal's event-compression = lz4):
-    // every batch carries a codec and several records
+    // stored as produced, and uncompressed batches as LZ4 record batches (the journal's event-compression = lz4).
+    // The leader stores an uncompressed batch as sent when LZ4 would not save an eighth or it is under 256 bytes:
+    // a producer on a busy machine may send a batch of a few records when linger.ms runs out (a CI run under load
+    // stored one such batch uncompressed), so only small batches may stay uncompressed, and most are LZ4
     long stored = 0;
     int batches = 0;
+    int codecBatches = 0;
     for (long offset = 0; offset < n; ) {
       FetchResponse f = gw.fetch(topic, 0, offset, 1 << 20, 0);
       assertEquals(ErrorCode.NONE, f.error(), f.errorMessage());
       for (byte[] b : f.batches()) {
         RecordBatch batch = RecordBatch.validate(b);
-        assertEquals(type == CompressionType.NONE ? CompressionType.LZ4.id : type.id, batch.compressionType());
+        if (type == CompressionType.NONE && batch.compressionType() == CompressionType.NONE.id) {
+          assertTrue(b.length < 1024, "an uncompressed batch of " + b.length + " bytes was not stored as LZ4");
+        } else {
+          assertEquals(type == CompressionType.NONE ? CompressionType.LZ4.id : type.id, batch.compressionType());
+          codecBatches++;
+        }
         stored += b.length;
         batches++;
         offset = batch.nextOffset();
       }
     }
     assertTrue(batches < n / 10, batches + " batches for " + n + " records");
+    assertTrue(codecBatches > batches / 2, codecBatches + " of " + batches + " batches stored with a codec");
     assertTrue(stored < 3000L * 40, type + " stored " + stored + " bytes"); // plain is ~3000 * 60
 
     try (Consumer<String, String> consumer =
