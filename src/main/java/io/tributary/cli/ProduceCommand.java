@@ -44,8 +44,9 @@ import picocli.CommandLine.Spec;
  *   <li>Any other error means the later records would fail too: the delivery timeout ran out (the cluster or the
  *       partition's leader is gone, not enough in-sync replicas), the producer's state was refused, the topic went
  *       away, {@code send} blocked longer than {@code max.block.ms}. The command reports it the same way, stops
- *       reading its input (that line and the ones after it are not sent), and still waits for the records already
- *       sent. Further failures with that same error are counted in one line instead of one line each.
+ *       reading its input (the lines after it are not sent), and still waits for the records already sent: the
+ *       lines read before the error came (up to {@code buffer.memory} of them, which for short lines can be the
+ *       whole input) are each still delivered or failed. Further failures with that same error are counted in one line instead of one line each.
  *   <li>A line without the key separator (with {@code parse.key=true}) stops the command the same way, unless
  *       {@code ignore.error=true} skips it.
  * </ul>
@@ -64,7 +65,9 @@ import picocli.CommandLine.Spec;
       "A record that fails on its own (e.g. MESSAGE_TOO_LARGE) is reported on stderr with its line number and the"
           + " next lines are still sent (a batch the broker refuses as too large is split and resent, so only the"
           + " record too large on its own fails); an error that would fail every later record too (delivery timeout,"
-          + " e.g. the cluster is gone) stops reading the input. Exit 1 if any record failed or a line was not sent."
+          + " e.g. the cluster is gone) stops reading the input; the lines read before it came are in the producer's"
+          + " buffer already and are still sent (or fail) each on its own. Exit 1 if any record failed or a line was"
+          + " not sent."
     })
 final class ProduceCommand implements Callable<Integer> {
   private static final Set<String> PROPERTIES = Set.of("parse.key", "key.separator", "ignore.error");
@@ -84,7 +87,6 @@ final class ProduceCommand implements Callable<Integer> {
           ErrorCode.UNKNOWN_PRODUCER_ID);
 
   /** How many failed line numbers the summary line lists. */
-  private static final int LINES_LISTED = 5;
 
   @Mixin BootstrapOption bootstrap;
 
@@ -197,8 +199,8 @@ final class ProduceCommand implements Callable<Integer> {
   static final class Outcome {
     private final PrintWriter err;
     private long failed;
-    /** The smallest failed line numbers, at most {@link #LINES_LISTED} + 1 (to know there are more). */
-    private final TreeSet<Long> failedLines = new TreeSet<>();
+    /** Every failed line, as ranges of consecutive lines. */
+    private final LineRanges failedLines = new LineRanges();
     /** The first failure that is not about one record; null while there is none. */
     private Throwable fatal;
     private ErrorCode fatalCode;
@@ -206,12 +208,10 @@ final class ProduceCommand implements Callable<Integer> {
     /** Failures with the fatal error's code after it, counted but not printed one by one. */
     private long repeats;
     /**
-     * The lines of those repeats as ranges of consecutive lines (first line -> last line), so that the summary names
-     * exactly the lines that failed: the lines between them may have been stored (their requests were answered
-     * before the error, or went to another partition's leader). At most {@link #RANGES_KEPT} ranges.
+     * The lines of those repeats, so that the summary names exactly the lines that failed: the lines between them
+     * may have been stored (their requests were answered before the error, or went to another partition's leader).
      */
-    private final TreeMap<Long, Long> repeatRanges = new TreeMap<>();
-    private boolean repeatRangesIncomplete;
+    private final LineRanges repeatLines = new LineRanges();
 
     Outcome(PrintWriter err) {
       this.err = err;
@@ -220,13 +220,10 @@ final class ProduceCommand implements Callable<Integer> {
     synchronized void failed(long line, Throwable error) {
       failed++;
       failedLines.add(line);
-      if (failedLines.size() > LINES_LISTED + 1) {
-        failedLines.pollLast();
-      }
       ErrorCode code = error instanceof TributaryException te ? te.errorCode() : null;
       if (fatal != null && code == fatalCode) {
         repeats++;
-        addRange(line);
+        repeatLines.add(line);
         return;
       }
       err.println("Line " + line + " failed: " + Main.message(error));
@@ -238,52 +235,6 @@ final class ProduceCommand implements Callable<Integer> {
       }
     }
 
-    /** Most ranges of repeated failures kept; more are counted but not named. */
-    static final int RANGES_KEPT = 10_000;
-
-    /** Ranges named in the summary line of repeated failures; the rest are counted. */
-    static final int RANGES_LISTED = 8;
-
-    /** Adds {@code line} to {@link #repeatRanges}, merging it with the ranges it touches. */
-    private void addRange(long line) {
-      Map.Entry<Long, Long> below = repeatRanges.floorEntry(line);
-      if (below != null && below.getValue() >= line) {
-        return; // already in a range
-      }
-      long start = line;
-      long end = line;
-      if (below != null && below.getValue() == line - 1) {
-        start = below.getKey();
-      }
-      Long aboveEnd = repeatRanges.get(line + 1);
-      if (aboveEnd != null) {
-        repeatRanges.remove(line + 1);
-        end = aboveEnd;
-      }
-      if (start == line && end == line && repeatRanges.size() >= RANGES_KEPT) {
-        repeatRangesIncomplete = true; // a new range beyond the cap: counted, not named
-        return;
-      }
-      repeatRanges.put(start, end);
-    }
-
-    /** The repeated failures' lines: "line 5", "lines 5-6, 9, 12-40", or the first ranges and how many more. */
-    private String repeatLines() {
-      List<String> ranges = new ArrayList<>();
-      for (Map.Entry<Long, Long> r : repeatRanges.entrySet()) {
-        if (ranges.size() == RANGES_LISTED) {
-          break;
-        }
-        ranges.add(r.getKey().equals(r.getValue()) ? Long.toString(r.getKey()) : r.getKey() + "-" + r.getValue());
-      }
-      String text = (repeats == 1 ? "line " : "lines ") + String.join(", ", ranges);
-      if (repeatRanges.size() > RANGES_LISTED || repeatRangesIncomplete) {
-        text += ", ... (" + (repeatRangesIncomplete ? "more than " + repeatRanges.size() : repeatRanges.size())
-            + " ranges, the last ending at line " + repeatRanges.lastEntry().getValue() + ")";
-      }
-      return text;
-    }
-
     /** Whether an error that is not about one record happened: the command sends no more lines. */
     synchronized boolean stopped() {
       return fatal != null;
@@ -292,8 +243,8 @@ final class ProduceCommand implements Callable<Integer> {
     /** The last line of a run that did not fully succeed, without "Error: "; null if every record went through. */
     synchronized String summary(long sent, long notSentFrom, String stopReason) {
       if (repeats > 0) {
-        err.println("... and " + repeats + " more record" + (repeats == 1 ? "" : "s") + " (" + repeatLines()
-            + ") failed with " + fatalCode);
+        err.println("... and " + repeats + " more record" + (repeats == 1 ? "" : "s") + " ("
+            + repeatLines.describe(repeats) + ") failed with " + fatalCode);
         err.flush();
       }
       List<String> parts = new ArrayList<>();
@@ -301,13 +252,7 @@ final class ProduceCommand implements Callable<Integer> {
         parts.add(stopReason + "; lines " + notSentFrom + " and later were not sent");
       }
       if (failed > 0) {
-        List<String> lines = new ArrayList<>();
-        failedLines.stream().limit(LINES_LISTED).forEach(l -> lines.add(Long.toString(l)));
-        if (failed > LINES_LISTED) {
-          lines.add("...");
-        }
-        parts.add(failed + " of " + sent + " records failed (line" + (failed == 1 ? " " : "s ")
-            + String.join(", ", lines) + ")");
+        parts.add(failed + " of " + sent + " records failed (" + failedLines.describe(failed) + ")");
       }
       if (stopReason == null && notSentFrom > 0) {
         String what = fatalCode != null ? fatalCode.name() : Main.message(fatal);
@@ -315,6 +260,67 @@ final class ProduceCommand implements Callable<Integer> {
             + ") is not a problem of one record");
       }
       return parts.isEmpty() ? null : String.join("; ", parts);
+    }
+  }
+
+  /**
+   * Line numbers as ranges of consecutive lines (first line -> last line), for messages that name exactly the lines
+   * that failed. Keeps at most {@link #RANGES_KEPT} ranges; lines that would start more are counted, not named. Not
+   * thread-safe (its owner, {@link Outcome}, synchronizes).
+   */
+  static final class LineRanges {
+    /** Most ranges kept; more are counted but not named. */
+    static final int RANGES_KEPT = 10_000;
+
+    /** Ranges named by {@link #describe}; the rest are counted. */
+    static final int RANGES_LISTED = 8;
+
+    private final TreeMap<Long, Long> ranges = new TreeMap<>();
+    private boolean incomplete;
+
+    /** Adds {@code line}, merging it with the ranges it touches. */
+    void add(long line) {
+      Map.Entry<Long, Long> below = ranges.floorEntry(line);
+      if (below != null && below.getValue() >= line) {
+        return; // already in a range
+      }
+      long start = line;
+      long end = line;
+      if (below != null && below.getValue() == line - 1) {
+        start = below.getKey();
+      }
+      Long aboveEnd = ranges.get(line + 1);
+      if (aboveEnd != null) {
+        ranges.remove(line + 1);
+        end = aboveEnd;
+      }
+      if (start == line && end == line && ranges.size() >= RANGES_KEPT) {
+        incomplete = true; // a new range beyond the cap: counted, not named
+        return;
+      }
+      ranges.put(start, end);
+    }
+
+    /**
+     * "line 5" ({@code count} 1), "lines 5-6, 9, 12-40", or the first {@link #RANGES_LISTED} ranges, then how many
+     * ranges there are and where the last ends.
+     *
+     * @param count how many lines were added (1 makes "line", else "lines")
+     */
+    String describe(long count) {
+      List<String> listed = new ArrayList<>();
+      for (Map.Entry<Long, Long> r : ranges.entrySet()) {
+        if (listed.size() == RANGES_LISTED) {
+          break;
+        }
+        listed.add(r.getKey().equals(r.getValue()) ? Long.toString(r.getKey()) : r.getKey() + "-" + r.getValue());
+      }
+      String text = (count == 1 ? "line " : "lines ") + String.join(", ", listed);
+      if (ranges.size() > RANGES_LISTED || incomplete) {
+        text += ", ... (" + (incomplete ? "more than " + ranges.size() : ranges.size())
+            + " ranges, the last ending at line " + ranges.lastEntry().getValue() + ")";
+      }
+      return text;
     }
   }
 }

@@ -1,7 +1,9 @@
 package io.tributary.log;
 
+import akka.actor.ActorRef;
 import akka.dispatch.Futures;
 import akka.persistence.AtomicWrite;
+import akka.persistence.JournalProtocol;
 import akka.persistence.PersistentRepr;
 import akka.persistence.journal.Tagged;
 import akka.persistence.journal.leveldb.LeveldbJournal;
@@ -106,6 +108,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   }
 
   private final String pluginId;
+  private final boolean publishPluginCommands;
   // readers hold the read lock while they use the store; postStop takes the write lock before the store closes
   private final ReentrantReadWriteLock storeLock = new ReentrantReadWriteLock();
   private boolean storeOpen; // guarded by storeLock
@@ -130,6 +133,8 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   public TunedLeveldbJournal(Config cfg, String pluginId) {
     super(cfg);
     this.pluginId = pluginId;
+    this.publishPluginCommands =
+        akka.persistence.Persistence.get(context().system()).settings().internal().publishPluginCommands();
     apply(leveldbOptions(), cfg);
     lz4Events(cfg); // refuses an unknown event-compression here, before any leader reads it
   }
@@ -356,7 +361,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
    * Akka's journal does), without the per-event counter key (see the class comment). An atomic write whose events
    * cannot be serialized is rejected alone ({@code Failure} in its slot, nothing of it written); a failing LevelDB
    * write fails the returned future (Akka then fails every write of the call, as with its own journal). Called on
-   * the journal's actor, as every write of Akka's journal.
+   * the journal's actor, as every write of Akka's journal; the broker's writes take {@link #aroundReceive} instead.
    *
    * @param messages the atomic writes of one {@code WriteMessages} request, in order
    * @return one {@code Try} per atomic write, in order
@@ -367,6 +372,20 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     if (hasPersistenceIdSubscribers() || hasTagSubscribers() || anyTagged(messages)) {
       return super.asyncWriteMessages(messages);
     }
+    try {
+      return Futures.successful(CollectionConverters.asScala(write(messages)).toList());
+    } catch (IOException | RuntimeException e) {
+      return Futures.failed(e);
+    }
+  }
+
+  /**
+   * The write of {@link #asyncWriteMessages}, on the calling thread: one LevelDB write batch.
+   *
+   * @return one {@code Try} per atomic write, in order ({@code Failure}: rejected, nothing of it written)
+   * @throws IOException or a {@code RuntimeException} ({@code DBException}) if LevelDB fails the write
+   */
+  private List<Try<BoxedUnit>> write(scala.collection.immutable.Seq<AtomicWrite> messages) throws IOException {
     List<Try<BoxedUnit>> results = new ArrayList<>(messages.size());
     DB db = leveldb();
     try (WriteBatch batch = db.createWriteBatch()) {
@@ -385,7 +404,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
             values.add(persistentToBytes(event.withTimestamp(now)));
             keys.add(eventKey(numericId(event.persistenceId()), event.sequenceNr()));
           }
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Akka's serialization throws java.io.NotSerializableException undeclared
           results.add(new Failure<>(e));
           continue;
         }
@@ -395,10 +414,116 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
         results.add(new Success<>(BoxedUnit.UNIT));
       }
       db.write(batch, leveldbWriteOptions());
-    } catch (IOException | RuntimeException e) {
-      return Futures.failed(e);
     }
-    return Futures.successful(CollectionConverters.asScala(results).toList());
+    checkLevel0(db);
+    return results;
+  }
+
+  /** Level-0 tables at which {@link #writesMayStall} turns true: LevelDB's compaction trigger (it slows writes at 8). */
+  static final int LEVEL0_BEHIND = 4;
+  private static final long LEVEL0_CHECK_NANOS = 10_000_000L;
+  private long level0CheckedAt = System.nanoTime() - LEVEL0_CHECK_NANOS;
+  private volatile boolean writesMayStall;
+
+  /** At most every 10 ms: reads LevelDB's count of level-0 tables (one JNI call) into {@link #writesMayStall}. */
+  private void checkLevel0(DB db) {
+    long now = System.nanoTime();
+    if (now - level0CheckedAt < LEVEL0_CHECK_NANOS) {
+      return;
+    }
+    level0CheckedAt = now;
+    try {
+      String files = db.getProperty("leveldb.num-files-at-level0");
+      writesMayStall = files != null && Integer.parseInt(files.trim()) >= LEVEL0_BEHIND;
+    } catch (RuntimeException e) {
+      writesMayStall = true; // unknown: assume the worst
+    }
+  }
+
+  /**
+   * Whether LevelDB may delay this journal's next writes: at its last check (at most 10 ms before its last write)
+   * the store had {@value #LEVEL0_BEHIND} or more level-0 tables waiting for compaction. LevelDB delays each write by
+   * 1 ms from 8 such tables and blocks writes from 12. Read by {@link JournalDispatcher} on any thread.
+   */
+  boolean writesMayStall() {
+    return writesMayStall;
+  }
+
+  /**
+   * Takes a journal write ({@link JournalProtocol.WriteMessages}) off Akka's asynchronous write path when nothing
+   * needs that path, and writes it here, replying to the persistent actor directly; every other message goes to
+   * Akka's journal as before.
+   *
+   * <p>Akka's {@code AsyncWriteJournal} runs each write through a circuit breaker and two future callbacks on the
+   * journal's dispatcher, then sends one reply per event plus one for the call to its resequencer actor, which
+   * forwards them to the persistent actor in order: for a write of one event, two executor tasks and four messages
+   * besides the write, and the resequencer runs on the actors' dispatcher, so a journal on its own thread wakes that
+   * dispatcher's thread for it. The resequencer exists because asynchronous writes may complete out of order; this
+   * journal writes synchronously, so replies sent at once are in order already. The replies are Akka's own, in
+   * Akka's order: {@code WriteMessagesSuccessful} (sender: the journal), then per event {@code WriteMessageSuccess}
+   * ({@code WriteMessageRejected} for the events of an atomic write that could not be serialized), each with the
+   * event's sender; a LevelDB failure answers {@code WriteMessagesFailed}, then {@code WriteMessageFailure} per event,
+   * as Akka's journal does (without counting it in Akka's circuit breaker).
+   *
+   * <p>Akka's path is kept for a write with tags, one that holds a deferred (non-persistent) message, while a
+   * persistence query subscribes to changes, and while Akka Persistence publishes plugin commands (its tests); none
+   * of them happen in a broker. Per persistent actor, writes are one at a time (a persistent actor sends its next
+   * write after the replies to the last), so replies of the two paths never overtake one another.
+   *
+   * <p>Called by Akka on the journal's actor (its dispatcher: {@link JournalDispatcher}).
+   */
+  @Override
+  public void aroundReceive(scala.PartialFunction<Object, BoxedUnit> receive, Object msg) {
+    if (msg instanceof JournalProtocol.WriteMessages w && writeDirectly(w)) {
+      return;
+    }
+    super.aroundReceive(receive, msg);
+  }
+
+  private boolean writeDirectly(JournalProtocol.WriteMessages w) {
+    if (publishPluginCommands || hasPersistenceIdSubscribers() || hasTagSubscribers() || w.messages().isEmpty()) {
+      return false;
+    }
+    scala.collection.Iterator<akka.persistence.PersistentEnvelope> it = w.messages().iterator();
+    while (it.hasNext()) {
+      if (!(it.next() instanceof AtomicWrite a) || anyTagged(a)) {
+        return false;
+      }
+    }
+    ActorRef replyTo = w.persistentActor();
+    int instanceId = w.actorInstanceId();
+    List<Try<BoxedUnit>> results;
+    try {
+      results = write(preparePersistentBatch(w.messages()));
+    } catch (IOException | RuntimeException e) {
+      replyTo.tell(new JournalProtocol.WriteMessagesFailed(e, w.messages().size()), self());
+      forEachEvent(w, p -> replyTo.tell(new JournalProtocol.WriteMessageFailure(p, e, instanceId), p.sender()));
+      return true;
+    }
+    replyTo.tell(JournalProtocol.WriteMessagesSuccessful$.MODULE$, self());
+    scala.collection.Iterator<akka.persistence.PersistentEnvelope> writes = w.messages().iterator();
+    for (Try<BoxedUnit> result : results) {
+      AtomicWrite a = (AtomicWrite) writes.next();
+      scala.collection.Iterator<PersistentRepr> events = a.payload().iterator();
+      while (events.hasNext()) {
+        PersistentRepr p = events.next();
+        Object reply = result instanceof Failure<BoxedUnit> f
+            ? new JournalProtocol.WriteMessageRejected(p, f.exception(), instanceId)
+            : new JournalProtocol.WriteMessageSuccess(p, instanceId);
+        replyTo.tell(reply, p.sender());
+      }
+    }
+    return true;
+  }
+
+  private static void forEachEvent(JournalProtocol.WriteMessages w, java.util.function.Consumer<PersistentRepr> f) {
+    scala.collection.Iterator<akka.persistence.PersistentEnvelope> writes = w.messages().iterator();
+    while (writes.hasNext()) {
+      scala.collection.Iterator<PersistentRepr> events = ((AtomicWrite) writes.next()).payload().iterator();
+      while (events.hasNext()) {
+        f.accept(events.next());
+      }
+    }
   }
 
   /**
@@ -561,11 +686,18 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   private static boolean anyTagged(scala.collection.immutable.Seq<AtomicWrite> messages) {
     scala.collection.Iterator<AtomicWrite> writes = messages.iterator();
     while (writes.hasNext()) {
-      scala.collection.Iterator<PersistentRepr> events = writes.next().payload().iterator();
-      while (events.hasNext()) {
-        if (events.next().payload() instanceof Tagged) {
-          return true;
-        }
+      if (anyTagged(writes.next())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean anyTagged(AtomicWrite write) {
+    scala.collection.Iterator<PersistentRepr> events = write.payload().iterator();
+    while (events.hasNext()) {
+      if (events.next().payload() instanceof Tagged) {
+        return true;
       }
     }
     return false;

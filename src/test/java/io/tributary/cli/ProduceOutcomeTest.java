@@ -35,15 +35,16 @@ class ProduceOutcomeTest {
     assertEquals("Line 7 failed: MESSAGE_TOO_LARGE: why\n"
         + "Line 3 failed: INVALID_RECORD: why\n"
         + "Line 8 failed: OUT_OF_ORDER_SEQUENCE_NUMBER: why\n", err.toString());
-    assertEquals("3 of 10 records failed (lines 3, 7, 8)", outcome.summary(10, 0, null));
+    assertEquals("3 of 10 records failed (lines 3, 7-8)", outcome.summary(10, 0, null));
   }
 
   @Test
-  void theSummaryListsTheFirstFiveFailedLines() {
+  void theSummaryNamesTheFailedLinesAsRangesTheFirstEightThenHowManyMore() {
     for (long line = 20; line >= 2; line -= 2) {
       outcome.failed(line, error(ErrorCode.MESSAGE_TOO_LARGE));
     }
-    assertEquals("10 of 20 records failed (lines 2, 4, 6, 8, 10, ...)", outcome.summary(20, 0, null));
+    assertEquals("10 of 20 records failed (lines 2, 4, 6, 8, 10, 12, 14, 16, ... (10 ranges, the last ending at"
+        + " line 20))", outcome.summary(20, 0, null));
   }
 
   @Test
@@ -55,7 +56,7 @@ class ProduceOutcomeTest {
     outcome.failed(5, error(ErrorCode.REQUEST_TIMED_OUT));
     outcome.failed(6, error(ErrorCode.REQUEST_TIMED_OUT));
     outcome.failed(7, error(ErrorCode.INVALID_TIMESTAMP)); // another error: reported on its own
-    assertEquals("5 of 9 records failed (lines 2, 4, 5, 6, 7); lines 10 and later were not sent: REQUEST_TIMED_OUT"
+    assertEquals("5 of 9 records failed (lines 2, 4-7); lines 10 and later were not sent: REQUEST_TIMED_OUT"
         + " (line 4) is not a problem of one record", outcome.summary(9, 10, null));
     assertEquals("Line 2 failed: MESSAGE_TOO_LARGE: why\n"
         + "Line 4 failed: REQUEST_TIMED_OUT: why\n"
@@ -70,7 +71,8 @@ class ProduceOutcomeTest {
     for (long line : new long[] {103, 101, 102, 105, 109, 108, 107, 106, 120, 121}) {
       outcome.failed(line, error(ErrorCode.REQUEST_TIMED_OUT));
     }
-    outcome.summary(121, 0, null);
+    assertEquals("11 of 121 records failed (lines 100-103, 105-109, 120-121)", outcome.summary(121, 0, null),
+        "the summary's ranges take in the first failure, printed on its own line");
     assertEquals("Line 100 failed: REQUEST_TIMED_OUT: why\n"
         + "... and 10 more records (lines 101-103, 105-109, 120-121) failed with REQUEST_TIMED_OUT\n", err.toString());
   }
@@ -78,14 +80,14 @@ class ProduceOutcomeTest {
   @Test
   void rangesBeyondTheCapAreCountedNotNamed() {
     outcome.failed(1, error(ErrorCode.REQUEST_TIMED_OUT));
-    int ranges = ProduceCommand.Outcome.RANGES_KEPT + 5;
+    int ranges = ProduceCommand.LineRanges.RANGES_KEPT + 5;
     for (long i = 0; i < ranges; i++) {
       outcome.failed(3 + 2 * i, error(ErrorCode.REQUEST_TIMED_OUT)); // single lines 3, 5, 7, ...
     }
     outcome.summary(3 + 2L * ranges, 0, null);
     assertTrue(err.toString().endsWith("... and " + ranges + " more records (lines 3, 5, 7, 9, 11, 13, 15, 17, ..."
-        + " (more than " + ProduceCommand.Outcome.RANGES_KEPT + " ranges, the last ending at line "
-        + (3 + 2L * (ProduceCommand.Outcome.RANGES_KEPT - 1)) + ")) failed with REQUEST_TIMED_OUT\n"), err.toString());
+        + " (more than " + ProduceCommand.LineRanges.RANGES_KEPT + " ranges, the last ending at line "
+        + (3 + 2L * (ProduceCommand.LineRanges.RANGES_KEPT - 1)) + ")) failed with REQUEST_TIMED_OUT\n"), err.toString());
   }
 
   @Test
