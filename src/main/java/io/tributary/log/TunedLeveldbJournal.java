@@ -421,11 +421,11 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
 
   /** Level-0 tables at which {@link #writesMayStall} turns true: LevelDB's compaction trigger (it slows writes at 8). */
   static final int LEVEL0_BEHIND = 4;
-  private static final long LEVEL0_CHECK_NANOS = 10_000_000L;
+  private static final long LEVEL0_CHECK_NANOS = 50_000_000L;
   private long level0CheckedAt = System.nanoTime() - LEVEL0_CHECK_NANOS;
   private volatile boolean writesMayStall;
 
-  /** At most every 10 ms: reads LevelDB's count of level-0 tables (one JNI call) into {@link #writesMayStall}. */
+  /** At most every 50 ms: reads LevelDB's count of level-0 tables (one JNI call) into {@link #writesMayStall}. */
   private void checkLevel0(DB db) {
     long now = System.nanoTime();
     if (now - level0CheckedAt < LEVEL0_CHECK_NANOS) {
@@ -441,7 +441,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   }
 
   /**
-   * Whether LevelDB may delay this journal's next writes: at its last check (at most 10 ms before its last write)
+   * Whether LevelDB may delay this journal's next writes: at its last check (at most 50 ms before its last write)
    * the store had {@value #LEVEL0_BEHIND} or more level-0 tables waiting for compaction. LevelDB delays each write by
    * 1 ms from 8 such tables and blocks writes from 12. Read by {@link JournalDispatcher} on any thread.
    */

@@ -343,6 +343,20 @@ class ClusterCommandTest {
   }
 
   @Test
+  void anUnchangedViewIsOnlyTouchedAndReadsAsOfTheFilesModificationTime() throws Exception {
+    MembershipFile.View v = view("127.0.0.1:9092", 11, List.of());
+    MembershipFile.View old = new MembershipFile.View(1_000L, v.self(), v.selfUid(), v.selfStatus(), v.leader(),
+        v.oldest(), v.members());
+    Path file = tmp.resolve("members-touched.txt");
+    MembershipFile.writeAtomically(file, MembershipFile.format(old));
+    Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(1_000L));
+    assertEquals(1_000L, MembershipFile.read(file).updatedMillis(), "as written");
+    Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(5_000_000L));
+    assertEquals(5_000_000L, MembershipFile.read(file).updatedMillis(), "the writer touched it: the view is fresh");
+    assertEquals(v.members(), MembershipFile.read(file).members());
+  }
+
+  @Test
   void convergenceNeedsEveryRunningNodeUpReachableAndTheSameIncarnationInEveryView() throws IOException {
     LocalCluster c = new LocalCluster(tmp.resolve("cd"), 3, 9092, null, List.of());
     Map<Integer, Long> uids = new LinkedHashMap<>(Map.of(1, 101L, 2, 102L, 3, 103L));
