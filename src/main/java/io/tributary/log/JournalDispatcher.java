@@ -119,7 +119,7 @@ public final class JournalDispatcher extends ExecutorServiceConfigurator {
     private final long inlineMaxBytes;
     private final long stallThresholdNanos;
     private final long handOffNanos;
-    // System.nanoTime() before which every run goes to the pool (a write stalled); 0 = none yet
+    // System.nanoTime() before which every run goes to the pool (a write stalled); meaningful once handOffSeen
     private final AtomicLong handOffUntil = new AtomicLong();
     private volatile boolean handOffSeen;
     private final AtomicLong inlineRuns = new AtomicLong();
@@ -172,7 +172,7 @@ public final class JournalDispatcher extends ExecutorServiceConfigurator {
     private void stalled(long tookNanos) {
       handOffUntil.set(System.nanoTime() + handOffNanos);
       handOffSeen = true;
-      log.info("{}: a journal write on the caller's thread took {} ms; journal writes go to the journals' threads "
+      log.debug("{}: a journal write on the caller's thread took {} ms; journal writes go to the journals' threads "
           + "for the next {} ms", id, tookNanos / 1_000_000, handOffNanos / 1_000_000);
     }
 
