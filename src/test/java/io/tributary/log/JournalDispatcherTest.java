@@ -66,8 +66,7 @@ class JournalDispatcherTest {
   private static void started(ActorTestKit kit) {
     TestProbe<Object> probe = kit.createTestProbe();
     journal(kit).tell(writeOf(probe, List.of(event("warm-up", 1, "w", probe))), akka.actor.ActorRef.noSender());
-    probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-    probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT);
+    written(probe);
     assertEquals(0, executor(kit).inlineRuns(), "the test thread is not an actors' thread");
     idle(kit, probe);
   }
@@ -81,6 +80,12 @@ class JournalDispatcherTest {
       assertTrue(executor(kit).poolIdle());
       return null;
     });
+  }
+
+  /** Expects a one-event write's replies in Akka's order and returns the event's sequence number. */
+  private static long written(TestProbe<Object> probe) {
+    probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
+    return probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT).persistent().sequenceNr();
   }
 
   private static akka.actor.ActorRef journal(ActorTestKit kit) {
@@ -145,12 +150,10 @@ class JournalDispatcherTest {
       JournalDispatcher.Executor executor = executor(kit);
 
       sender.tell(writeOf(probe, List.of(event("p", 1, new PartitionLeader.RecordsAppended(new byte[1024]), probe))));
-      probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-      probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT);
+      written(probe);
       assertEquals(1, executor.inlineRuns(), "1 KiB of record batches is not more than inline-max-bytes");
       sender.tell(writeOf(probe, List.of(event("p", 2, new PartitionLeader.RecordsAppended(new byte[1025]), probe))));
-      probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-      probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT);
+      written(probe);
       assertEquals(1, executor.inlineRuns(), "1025 bytes are: that write went to the journals' threads");
       idle(kit, probe);
 
@@ -160,8 +163,7 @@ class JournalDispatcherTest {
 
       idle(kit, probe);
       sender.tell(writeOf(probe, List.of(event("p", 3, "x", probe))));
-      probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-      probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT);
+      written(probe);
       assertEquals(2, executor.inlineRuns(), "a small write after them runs on the sender's thread again");
     } finally {
       kit.shutdownTestKit();
@@ -177,9 +179,7 @@ class JournalDispatcherTest {
       ActorRef<Object> sender = kit.spawn(sender(journal(kit)));
       for (long seqNr = 1; seqNr <= 3; seqNr++) {
         sender.tell(writeOf(probe, List.of(event("p", seqNr, "e" + seqNr, probe))));
-        probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-        assertEquals(seqNr, probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT)
-            .persistent().sequenceNr());
+        assertEquals(seqNr, written(probe));
       }
       assertEquals(1, executor(kit).inlineRuns(), "only the first: it took longer than 0 s");
     } finally {
@@ -194,8 +194,7 @@ class JournalDispatcherTest {
       started(kit);
       TestProbe<Object> probe = kit.createTestProbe();
       kit.spawn(sender(journal(kit))).tell(writeOf(probe, List.of(event("p", 1, "a", probe))));
-      probe.expectMessage(WAIT, JournalProtocol.WriteMessagesSuccessful$.MODULE$);
-      probe.expectMessageClass(JournalProtocol.WriteMessageSuccess.class, WAIT);
+      written(probe);
       assertEquals(0, executor(kit).inlineRuns());
     } finally {
       kit.shutdownTestKit();
