@@ -52,7 +52,9 @@ import picocli.CommandLine.Spec;
  * </ul>
  *
  * <p>Exit 0 when every line was sent and acknowledged; else 1, with a last line {@code Error: F of N records failed
- * (lines ...)}, plus which lines were not sent when the command stopped early. Records that were acknowledged stay
+ * (lines 5-6, 9, ...)} (the failed lines as ranges: the first 8, then how many more), plus which lines were not sent
+ * when the command stopped early, and, if a record timed out, that it may have been stored all the same (Kafka's
+ * producer semantics: a timeout does not say whether the broker appended the record). Records that were acknowledged stay
  * acknowledged whatever fails later, and the records of a partition keep their line order (the producer never
  * reorders a partition's batches, also when a batch between them fails).
  */
@@ -212,6 +214,8 @@ final class ProduceCommand implements Callable<Integer> {
      * may have been stored (their requests were answered before the error, or went to another partition's leader).
      */
     private final LineRanges repeatLines = new LineRanges();
+    /** Whether a record failed with REQUEST_TIMED_OUT: it may have been stored all the same. */
+    private boolean timedOut;
 
     Outcome(PrintWriter err) {
       this.err = err;
@@ -221,6 +225,7 @@ final class ProduceCommand implements Callable<Integer> {
       failed++;
       failedLines.add(line);
       ErrorCode code = error instanceof TributaryException te ? te.errorCode() : null;
+      timedOut |= code == ErrorCode.REQUEST_TIMED_OUT;
       if (fatal != null && code == fatalCode) {
         repeats++;
         repeatLines.add(line);
@@ -258,6 +263,10 @@ final class ProduceCommand implements Callable<Integer> {
         String what = fatalCode != null ? fatalCode.name() : Main.message(fatal);
         parts.add("lines " + notSentFrom + " and later were not sent: " + what + " (line " + fatalLine
             + ") is not a problem of one record");
+      }
+      if (timedOut) {
+        parts.add("a record that timed out may have been stored all the same (as with Kafka's producer): check"
+            + " before sending it again");
       }
       return parts.isEmpty() ? null : String.join("; ", parts);
     }
