@@ -100,6 +100,12 @@ public final class JournalDispatcher extends ExecutorServiceConfigurator {
     }
   }
 
+  /**
+   * Called by Akka once per dispatcher: the journals' pool ({@code threads} threads from Akka's {@code threadFactory},
+   * idle ones end after 60 s) behind an executor that runs small writes on the caller's thread.
+   *
+   * @param id the dispatcher's config id, in log lines
+   */
   @Override
   public ExecutorServiceFactory createExecutorServiceFactory(String id, ThreadFactory threadFactory) {
     return () -> {

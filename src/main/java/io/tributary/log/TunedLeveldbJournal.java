@@ -463,7 +463,8 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
    * Akka's order: {@code WriteMessagesSuccessful} (sender: the journal), then per event {@code WriteMessageSuccess}
    * ({@code WriteMessageRejected} for the events of an atomic write that could not be serialized), each with the
    * event's sender; a LevelDB failure answers {@code WriteMessagesFailed}, then {@code WriteMessageFailure} per event,
-   * as Akka's journal does (without counting it in Akka's circuit breaker).
+   * as Akka's journal does (without counting it in Akka's circuit breaker); an event adapter that throws rejects
+   * every write of the call, as Akka's journal does.
    *
    * <p>Akka's path is kept for a write with tags, one that holds a deferred (non-persistent) message, while a
    * persistence query subscribes to changes, and while Akka Persistence publishes plugin commands (its tests); none
@@ -492,38 +493,42 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     }
     ActorRef replyTo = w.persistentActor();
     int instanceId = w.actorInstanceId();
-    List<Try<BoxedUnit>> results;
+    List<Try<BoxedUnit>> results = null; // one per atomic write; null when the LevelDB write failed
+    Throwable writeFailure = null;
+    scala.collection.immutable.Seq<AtomicWrite> prepared = null;
     try {
-      results = write(preparePersistentBatch(w.messages()));
-    } catch (IOException | RuntimeException e) {
-      replyTo.tell(new JournalProtocol.WriteMessagesFailed(e, w.messages().size()), self());
-      forEachEvent(w, p -> replyTo.tell(new JournalProtocol.WriteMessageFailure(p, e, instanceId), p.sender()));
-      return true;
+      prepared = preparePersistentBatch(w.messages());
+    } catch (RuntimeException e) { // an event adapter threw: every write is rejected, as Akka's journal does
+      results = java.util.Collections.nCopies(w.messages().size(), new Failure<>(e));
     }
-    replyTo.tell(JournalProtocol.WriteMessagesSuccessful$.MODULE$, self());
+    if (prepared != null) {
+      try {
+        results = write(prepared);
+      } catch (IOException | RuntimeException e) {
+        writeFailure = e;
+      }
+    }
+    replyTo.tell(writeFailure == null
+        ? JournalProtocol.WriteMessagesSuccessful$.MODULE$
+        : new JournalProtocol.WriteMessagesFailed(writeFailure, w.messages().size()), self());
     scala.collection.Iterator<akka.persistence.PersistentEnvelope> writes = w.messages().iterator();
-    for (Try<BoxedUnit> result : results) {
-      AtomicWrite a = (AtomicWrite) writes.next();
-      scala.collection.Iterator<PersistentRepr> events = a.payload().iterator();
+    for (int i = 0; writes.hasNext(); i++) {
+      Try<BoxedUnit> result = results == null ? null : results.get(i);
+      scala.collection.Iterator<PersistentRepr> events = ((AtomicWrite) writes.next()).payload().iterator();
       while (events.hasNext()) {
         PersistentRepr p = events.next();
-        Object reply = result instanceof Failure<BoxedUnit> f
-            ? new JournalProtocol.WriteMessageRejected(p, f.exception(), instanceId)
-            : new JournalProtocol.WriteMessageSuccess(p, instanceId);
+        Object reply;
+        if (writeFailure != null) {
+          reply = new JournalProtocol.WriteMessageFailure(p, writeFailure, instanceId);
+        } else if (result instanceof Failure<BoxedUnit> f) {
+          reply = new JournalProtocol.WriteMessageRejected(p, f.exception(), instanceId);
+        } else {
+          reply = new JournalProtocol.WriteMessageSuccess(p, instanceId);
+        }
         replyTo.tell(reply, p.sender());
       }
     }
     return true;
-  }
-
-  private static void forEachEvent(JournalProtocol.WriteMessages w, java.util.function.Consumer<PersistentRepr> f) {
-    scala.collection.Iterator<akka.persistence.PersistentEnvelope> writes = w.messages().iterator();
-    while (writes.hasNext()) {
-      scala.collection.Iterator<PersistentRepr> events = ((AtomicWrite) writes.next()).payload().iterator();
-      while (events.hasNext()) {
-        f.accept(events.next());
-      }
-    }
   }
 
   /**
