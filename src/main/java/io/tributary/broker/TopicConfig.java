@@ -114,7 +114,9 @@ public record TopicConfig(long retentionMs, long retentionBytes, int maxMessageB
     try {
       parsed = Long.parseLong(v.trim());
     } catch (NumberFormatException e) {
-      throw new InvalidConfigException("Invalid value " + v + " for " + key + ": not a number");
+      boolean digits = v.trim().matches("[-+]?[0-9]+");
+      throw new InvalidConfigException("Invalid value " + v + " for " + key + ": "
+          + (digits ? "out of range, at most " + Long.MAX_VALUE : "not a whole number"));
     }
     if (parsed < min) {
       throw new InvalidConfigException("Invalid value " + v + " for " + key + ": must be at least " + min);
