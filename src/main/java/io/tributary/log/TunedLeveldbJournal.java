@@ -433,11 +433,35 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     }
     level0CheckedAt = now;
     try {
-      String files = db.getProperty("leveldb.num-files-at-level0");
-      writesMayStall = files != null && Integer.parseInt(files.trim()) >= LEVEL0_BEHIND;
+      writesMayStall = level0Tables(db) >= LEVEL0_BEHIND;
     } catch (RuntimeException e) {
       writesMayStall = true; // unknown: assume the worst
     }
+  }
+
+  /**
+   * LevelDB's count of level-0 tables ({@code leveldb.num-files-at-level0}); -1 if the store does not know that
+   * property (then {@link #writesMayStall} stays false).
+   *
+   * @throws RuntimeException if the store is closed or the property is not a number
+   */
+  static int level0Tables(DB db) {
+    String files = db.getProperty("leveldb.num-files-at-level0");
+    return files == null ? -1 : Integer.parseInt(files.trim());
+  }
+
+  /** This journal's store's {@link #level0Tables}, from any thread (for tests). */
+  int level0Tables() {
+    return level0Tables(leveldb());
+  }
+
+  /**
+   * Makes {@link #writesMayStall} true until this journal's next level-0 check (the first write at least 50 ms after
+   * the last one), as a store with {@value #LEVEL0_BEHIND} level-0 tables does (for tests: a unit test cannot make
+   * LevelDB's background compaction fall behind on cue).
+   */
+  void assumeWritesMayStall() {
+    writesMayStall = true;
   }
 
   /**

@@ -187,6 +187,43 @@ class JournalDispatcherTest {
     }
   }
 
+  /** The journal actor itself (journal-0 of {@code kit}, started). */
+  private static TunedLeveldbJournal journalActor(ActorTestKit kit) {
+    akka.actor.Cell cell = ((akka.actor.ActorRefWithCell) journal(kit)).underlying();
+    return assertInstanceOf(TunedLeveldbJournal.class, ((akka.actor.ActorCell) cell).actor());
+  }
+
+  @Test
+  void theLevel0GuardReadsLevelDbsCountAndSendsWritesToTheJournalsThreadsWhileItIsBehind() {
+    ActorTestKit kit = start("");
+    try {
+      started(kit);
+      TunedLeveldbJournal journal = journalActor(kit);
+      int tables = journal.level0Tables();
+      assertTrue(tables >= 0 && tables < TunedLeveldbJournal.LEVEL0_BEHIND,
+          "the bundled LevelDB knows leveldb.num-files-at-level0 (else the guard could never trip): " + tables);
+      TestProbe<Object> probe = kit.createTestProbe();
+      ActorRef<Object> sender = kit.spawn(sender(journal(kit)));
+
+      journal.assumeWritesMayStall();
+      sender.tell(writeOf(probe, List.of(event("p", 1, "a", probe))));
+      assertEquals(1, written(probe));
+      assertEquals(0, executor(kit).inlineRuns(), "a small write goes to the journals' threads while LevelDB is behind");
+
+      // once a check finds LevelDB caught up (at most every 50 ms, after a write), small writes run inline again
+      long[] seqNr = {1};
+      probe.awaitAssert(WAIT, () -> {
+        idle(kit, probe);
+        sender.tell(writeOf(probe, List.of(event("p", ++seqNr[0], "b", probe))));
+        assertEquals(seqNr[0], written(probe));
+        assertEquals(1, executor(kit).inlineRuns());
+        return null;
+      });
+    } finally {
+      kit.shutdownTestKit();
+    }
+  }
+
   @Test
   void inlineMaxBytesZeroKeepsEveryWriteOnTheJournalsThreads() {
     ActorTestKit kit = start("inline-max-bytes = 0");
