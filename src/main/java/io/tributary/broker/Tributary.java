@@ -84,6 +84,11 @@ public final class Tributary implements Extension {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
     }
+    if (!framingGuardActive()) {
+      system.log().warn("Akka's own akka.stream.impl.io.ByteStringParser$ByteReader was loaded, not Tributary's: a "
+          + "client connection that sends a negative or overflowing Artery frame length can then stall this node. "
+          + "Put Tributary's jar before akka-stream's on the classpath (see README, Guarantees)");
+    }
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
     ReplicationSettings replication = ReplicationSettings.create(system.settings().config());
     this.partitions = ReplicaManager.initRouter(system);
@@ -95,6 +100,20 @@ public final class Tributary implements Extension {
     this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator,
             replication.metadataWriteTimeout().multipliedBy(2)), Gateway.NAME,
         Props.empty());
+  }
+
+  /**
+   * Whether the loaded {@code akka.stream.impl.io.ByteStringParser$ByteReader} is Tributary's replacement (in this
+   * jar), which refuses the negative and overflowing frame lengths that Akka 2.6.21's lets stall Artery's TCP inbound
+   * stream; false when Akka's own class came first on the classpath.
+   */
+  public static boolean framingGuardActive() {
+    try {
+      return Class.forName("akka.stream.impl.io.ByteStringParser$ByteReader").getField("OVERFLOW_SAFE")
+          .getBoolean(null);
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return false;
+    }
   }
 
   /**

@@ -121,6 +121,31 @@ class CliRoundTripTest {
     ok(run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "orders", "--if-exists"));
   }
 
+  /**
+   * A newcomer's 25 bytes: Artery's magic, a stream id and a frame length of {@code 0x7fffffff} (or -1) made Akka
+   * 2.6.21's framing move its reader backwards, and the broker's actors' thread parse forever (see Tributary's {@code
+   * akka.stream.impl.io.ByteStringParser$ByteReader}). The broker must drop those connections and go on serving.
+   */
+  @Test
+  void aConnectionThatSendsABadFrameLengthIsDroppedAndTheBrokerGoesOnServing() throws IOException {
+    assertTrue(io.tributary.broker.Tributary.framingGuardActive(), "Tributary's ByteReader comes first");
+    String[] hostPort = bootstrap.split(":");
+    for (int length : new int[] {Integer.MAX_VALUE, -1, Integer.MIN_VALUE}) {
+      try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+        java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(25).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        frame.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 1).putInt(length);
+        s.getOutputStream().write(frame.array());
+        s.getOutputStream().flush();
+      }
+    }
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-garbage", "--partitions", "1"));
+    ok(run("a\nb\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "after-garbage"));
+    Run consumed = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "after-garbage", "--from-beginning",
+        "--max-messages", "2"));
+    assertEquals("a\nb\n", new String(consumed.raw(), StandardCharsets.UTF_8));
+  }
+
   @Test
   void invalidTopicNameIsAFailureWithTheBrokersCode() {
     Run r = run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "no spaces", "--partitions", "1");

@@ -1,0 +1,152 @@
+/*
+ * Replaces the class of the same binary name in akka-stream 2.6.21 (Apache License 2.0, Lightbend Inc.) with the same
+ * public methods and behaviour, except that a length read from the wire can no longer move the reader backwards.
+ */
+package akka.stream.impl.io;
+
+import akka.stream.scaladsl.Framing;
+import akka.util.ByteString;
+
+/**
+ * Akka's {@code ByteStringParser.ByteReader} (a cursor over the bytes a {@link ByteStringParser} stage has buffered),
+ * with {@link #take} and {@link #skip} safe against any {@code n}. Akka 2.6.21 checks {@code off + n <= length} in
+ * {@code int}: a negative {@code n}, or one near {@code Integer.MAX_VALUE} (which overflows the sum), passed the check
+ * and moved the cursor backwards. Artery's TCP framing ({@code akka.remote.artery.tcp.TcpFraming}) takes each frame's
+ * length from the wire unchecked, so one connection that sent the 4-byte magic, a stream id and a frame length of
+ * {@code 0x7fffffff} or {@code -1} (25 bytes in all, found by a newcomer's test) made the node's actors' thread parse
+ * the same bytes again forever, or decode garbage frames and log a warning for each, without end: the broker stopped
+ * answering and was downed from its cluster. Here a negative {@code n} fails the stage with a {@link
+ * Framing.FramingException} (Artery closes that connection; other connections are untouched), and an {@code n} beyond
+ * the buffered bytes waits for more data, as any incomplete frame does (a connection that closes first fails with
+ * Artery's "truncated final frame").
+ *
+ * <p>Tributary's jar must come before akka-stream's on the classpath for this class to replace Akka's: {@code
+ * bin/tributary}, the local cluster's nodes and the tests put it first; {@code io.tributary.broker.FramingGuard}
+ * logs a warning at a broker's start when Akka's own class was loaded instead.
+ *
+ * <p>Not thread-safe: confined to the stream stage that created it, as Akka's.
+ */
+public class ByteStringParser$ByteReader {
+  private final ByteString input;
+  private int off;
+
+  /** A reader at the start of {@code input}. */
+  public ByteStringParser$ByteReader(ByteString input) {
+    this.input = input;
+    this.off = 0;
+  }
+
+  /** Marks this class as Tributary's replacement (looked up by reflection; see the class comment). */
+  public static final boolean OVERFLOW_SAFE = true;
+
+  public boolean hasRemaining() {
+    return off < input.length();
+  }
+
+  public int remainingSize() {
+    return input.length() - off;
+  }
+
+  public int currentOffset() {
+    return off;
+  }
+
+  public ByteString remainingData() {
+    return input.drop(off);
+  }
+
+  public ByteString fromStartToHere() {
+    return input.take(off);
+  }
+
+  /**
+   * The next {@code n} bytes.
+   *
+   * @throws Framing.FramingException if {@code n} is negative
+   * @throws Exception Akka's {@code NeedMoreData} when fewer than {@code n} bytes are buffered
+   */
+  public ByteString take(int n) {
+    checkLength(n);
+    if (n > input.length() - off) {
+      throw needMoreData();
+    }
+    int start = off;
+    off = start + n;
+    return input.slice(start, off);
+  }
+
+  public ByteString takeAll() {
+    ByteString rest = remainingData();
+    off = input.size();
+    return rest;
+  }
+
+  public int readByte() {
+    if (off < input.length()) {
+      byte b = input.apply(off);
+      off++;
+      return b & 0xff;
+    }
+    throw needMoreData();
+  }
+
+  public int readShortLE() {
+    return readByte() | (readByte() << 8);
+  }
+
+  public int readIntLE() {
+    return readShortLE() | (readShortLE() << 16);
+  }
+
+  public long readLongLE() {
+    return (readIntLE() & 0xffffffffL) | ((readIntLE() & 0xffffffffL) << 32);
+  }
+
+  public int readShortBE() {
+    return (readByte() << 8) | readByte();
+  }
+
+  public int readIntBE() {
+    return (readShortBE() << 16) | readShortBE();
+  }
+
+  public long readLongBE() {
+    return ((readIntBE() & 0xffffffffL) << 32) | (readIntBE() & 0xffffffffL);
+  }
+
+  /**
+   * Skips {@code n} bytes.
+   *
+   * @throws Framing.FramingException if {@code n} is negative
+   * @throws Exception Akka's {@code NeedMoreData} when fewer than {@code n} bytes are buffered
+   */
+  public void skip(int n) {
+    checkLength(n);
+    if (n > input.length() - off) {
+      throw needMoreData();
+    }
+    off += n;
+  }
+
+  public void skipZeroTerminatedString() {
+    while (readByte() != 0) {
+      // skip
+    }
+  }
+
+  private static void checkLength(int n) {
+    if (n < 0) {
+      throw new Framing.FramingException("negative length " + n + " in the byte stream");
+    }
+  }
+
+  /** Akka's shared {@code NeedMoreData} signal, which the parsing stage catches to wait for more bytes. */
+  private static RuntimeException needMoreData() {
+    return sneaky(ByteStringParser$.MODULE$.NeedMoreData());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+}
