@@ -49,7 +49,8 @@ public interface Producer<K, V> extends AutoCloseable {
    * Sends a record asynchronously.
    *
    * @return completes with the record's metadata once acknowledged per {@code acks}; completes exceptionally with a
-   *     {@link TributaryException}: MESSAGE_TOO_LARGE (record above {@code max.request.size} or, on its own, above
+   *     {@link TributaryException}: MESSAGE_TOO_LARGE (record above {@code max.request.size}, or above what
+   *     one request can carry, {@code akka.remote.artery.advanced.maximum-frame-size} less 64 KiB, or, on its own, above
    *     the topic's {@code max.message.bytes}: a batch of several records the leader refuses as too large is split
    *     and its records resent, as Kafka's producer does), UNKNOWN_TOPIC_OR_PARTITION (after retrying for {@code
    *     max.block.ms}), INVALID_TOPIC_EXCEPTION, REQUEST_TIMED_OUT (not acknowledged within {@code

@@ -100,6 +100,13 @@ record ProducerSettings(
         compressionLevel);
   }
 
+  /** These settings with {@code maxRequestSize} in place of {@link #maxRequestSize()}. */
+  ProducerSettings withMaxRequestSize(int maxRequestSize) {
+    return new ProducerSettings(acks, lingerMs, batchSize, retries, retryBackoffMs, deliveryTimeoutMs,
+        requestTimeoutMs, maxRequestSize, bufferMemory, maxBlockMs, maxInFlight, metadataMaxAgeMs, idempotent,
+        compressionType, compressionLevel);
+  }
+
   /** {@code compression.type}: a codec this client can compress with. */
   private static CompressionType compressionType(Map<String, ?> config) {
     Object given = config == null ? null : config.get(COMPRESSION_TYPE);

@@ -51,7 +51,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator.Listener {
 
   private final TributaryClient client;
+  /** The producer's settings, {@code max.request.size} capped at {@link #frameLimit}. */
   private final ProducerSettings settings;
+  /** {@code max.request.size} as configured (for error messages). */
+  private final int configuredMaxRequestSize;
+  /**
+   * The largest request the client's transport carries: {@code akka.remote.artery.advanced.maximum-frame-size} less
+   * 64 KiB for the envelope and the request's other fields (as the broker's {@code message.max.bytes} cap), bytes.
+   * A larger request would be dropped by Artery as oversized and time out; a record that does not fit is refused at
+   * {@link #send} with MESSAGE_TOO_LARGE instead.
+   */
+  private final int frameLimit;
   private final Serializer<K> keySerializer;
   private final Serializer<V> valueSerializer;
   private final Metadata metadata;
@@ -77,12 +87,15 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       Serializer<V> valueSerializer,
       int id) {
     this.client = client;
-    this.settings = settings;
+    this.configuredMaxRequestSize = settings.maxRequestSize();
+    this.frameLimit = (int) Math.max(1, client.system().settings().config()
+        .getBytes("akka.remote.artery.advanced.maximum-frame-size") - 64 * 1024);
+    this.settings = settings.withMaxRequestSize(Math.min(settings.maxRequestSize(), frameLimit));
     this.keySerializer = keySerializer;
     this.valueSerializer = valueSerializer;
     this.metadata =
         new Metadata(client, settings.requestTimeoutMs(), settings.retryBackoffMs(), settings.metadataMaxAgeMs());
-    this.accumulator = new RecordAccumulator(settings, Metadata::nowMs, this);
+    this.accumulator = new RecordAccumulator(this.settings, Metadata::nowMs, this);
     this.sender =
         new ScheduledThreadPoolExecutor(
             1,
@@ -149,8 +162,11 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       return failed(
           ErrorCode.MESSAGE_TOO_LARGE,
           "The record is " + size + " bytes when serialized, " + (size + RecordBatch.HEADER_SIZE) + " with the "
-              + RecordBatch.HEADER_SIZE + "-byte batch header, which is larger than " + ClientConfig.MAX_REQUEST_SIZE
-              + "=" + settings.maxRequestSize());
+              + RecordBatch.HEADER_SIZE + "-byte batch header, which is larger than "
+              + (configuredMaxRequestSize > frameLimit
+                  ? "the " + frameLimit + " bytes a request can carry (akka.remote.artery.advanced.maximum-frame-size"
+                      + " less 64 KiB; " + ClientConfig.MAX_REQUEST_SIZE + "=" + configuredMaxRequestSize + ")"
+                  : ClientConfig.MAX_REQUEST_SIZE + "=" + configuredMaxRequestSize));
     }
     if (size > settings.bufferMemory()) {
       return failed(
