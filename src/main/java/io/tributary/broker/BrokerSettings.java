@@ -56,9 +56,6 @@ public record BrokerSettings(
 
   private static final String B = "tributary.broker.";
 
-  /** Room reserved in every frame for the envelope around a batch (names, ids, actor paths). */
-  private static final int FRAME_OVERHEAD = 64 * 1024;
-
   /**
    * Reads and validates the settings.
    *
@@ -68,8 +65,7 @@ public record BrokerSettings(
    *     wrong type
    */
   public static BrokerSettings create(Config config) {
-    int frame = (int) config.getBytes("akka.remote.artery.advanced.maximum-frame-size").longValue();
-    int frameSafe = frame - FRAME_OVERHEAD;
+    int frameSafe = io.tributary.protocol.FrameLimits.maxPayloadBytes(config);
     int journalInstances = config.getInt(T + "journal.instances");
     require(journalInstances >= 1 && journalInstances <= MAX_JOURNAL_INSTANCES,
         "tributary.journal.instances must be 1.." + MAX_JOURNAL_INSTANCES);

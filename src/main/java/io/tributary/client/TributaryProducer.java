@@ -57,7 +57,7 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
   private final int configuredMaxRequestSize;
   /**
    * The largest request the client's transport carries: {@code akka.remote.artery.advanced.maximum-frame-size} less
-   * 64 KiB for the envelope and the request's other fields (as the broker's {@code message.max.bytes} cap), bytes.
+   * 64 KiB ({@link io.tributary.protocol.FrameLimits}, the broker's {@code message.max.bytes} cap too), bytes.
    * A larger request would be dropped by Artery as oversized and time out; a record that does not fit is refused at
    * {@link #send} with MESSAGE_TOO_LARGE instead.
    */
@@ -88,8 +88,7 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
       int id) {
     this.client = client;
     this.configuredMaxRequestSize = settings.maxRequestSize();
-    this.frameLimit = (int) Math.max(1, client.system().settings().config()
-        .getBytes("akka.remote.artery.advanced.maximum-frame-size") - 64 * 1024);
+    this.frameLimit = io.tributary.protocol.FrameLimits.maxPayloadBytes(client.system().settings().config());
     this.settings = settings.withMaxRequestSize(Math.min(settings.maxRequestSize(), frameLimit));
     this.keySerializer = keySerializer;
     this.valueSerializer = valueSerializer;

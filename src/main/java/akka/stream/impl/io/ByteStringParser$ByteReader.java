@@ -21,8 +21,10 @@ import akka.util.ByteString;
  * Artery's "truncated final frame").
  *
  * <p>Tributary's jar must come before akka-stream's on the classpath for this class to replace Akka's: {@code
- * bin/tributary}, the local cluster's nodes and the tests put it first; {@code io.tributary.broker.FramingGuard}
- * logs a warning at a broker's start when Akka's own class was loaded instead.
+ * bin/tributary}, the local cluster's nodes and the tests put it first; {@code io.tributary.broker.Tributary}
+ * logs a warning at a broker's start when Akka's own class was loaded instead ({@code Tributary.framingGuardActive}).
+ * The methods without a comment of their own do what Akka's do; a read past the buffered bytes throws Akka's {@code
+ * NeedMoreData}, which the parsing stage catches to wait for more.
  *
  * <p>Not thread-safe: confined to the stream stage that created it, as Akka's.
  */
