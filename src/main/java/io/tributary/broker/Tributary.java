@@ -74,6 +74,7 @@ public final class Tributary implements Extension {
           "Tributary needs a cluster ActorSystem: set akka.actor.provider = cluster (was " + provider + ")");
     }
     this.settings = BrokerSettings.create(system.settings().config());
+    io.tributary.protocol.FrameLimits.allowInboundFrames(system.settings().config());
     if (!settings.role().isEmpty() && !Cluster.get(system).selfMember().hasRole(settings.role())) {
       throw new IllegalStateException("This node lacks the cluster role '" + settings.role()
           + "' that broker nodes need: set akka.cluster.roles = [\"" + settings.role() + "\"]");

@@ -42,7 +42,7 @@ public final class Logging {
   static void initForCommandLine() {
     setIfAbsent("akka.stdout-loglevel", "OFF");
     setIfAbsent("akka.loggers.0", "akka.event.slf4j.Slf4jLogger");
-    setIfAbsent("akka.logging-filter", "akka.event.slf4j.Slf4jLoggingFilter");
+    setIfAbsent("akka.logging-filter", io.tributary.util.RateLimitedLoggingFilter.class.getName());
     // Initialize SLF4J now, on this thread: if Akka's threads were first, SLF4J would print "replaying intercepted
     // logging calls" warnings on stderr.
     LoggerFactory.getILoggerFactory();

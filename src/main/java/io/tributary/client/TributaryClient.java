@@ -109,6 +109,7 @@ public final class TributaryClient implements AutoCloseable {
       boolean ownsSystem,
       Map<String, ?> config) {
     this.system = system;
+    io.tributary.protocol.FrameLimits.allowInboundFrames(system.settings().config());
     this.gateway = gateway;
     this.health = health;
     this.failover = failover;

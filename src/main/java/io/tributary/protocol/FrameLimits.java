@@ -25,4 +25,24 @@ public final class FrameLimits {
     long frame = config.getBytes("akka.remote.artery.advanced.maximum-frame-size");
     return (int) Math.max(1, Math.min(Integer.MAX_VALUE, frame - ENVELOPE_ALLOWANCE));
   }
+
+  /**
+   * Makes sure the JVM's bound on inbound frame lengths ({@code ByteStringParser$ByteReader.maxLength}, Tributary's
+   * replacement of Akka's reader, which refuses a frame length above it and closes that connection) admits every
+   * frame an ActorSystem of this config may receive: the larger of {@code maximum-frame-size} and {@code
+   * maximum-large-frame-size}. Called at a broker's and a client's start. Does nothing when Akka's own reader was
+   * loaded instead (see {@code Tributary.framingGuardActive}).
+   *
+   * @param config an ActorSystem's config (root)
+   * @throws com.typesafe.config.ConfigException if a frame size is missing or not a size in bytes
+   */
+  public static void allowInboundFrames(Config config) {
+    long frame = Math.max(config.getBytes("akka.remote.artery.advanced.maximum-frame-size"),
+        config.getBytes("akka.remote.artery.advanced.maximum-large-frame-size"));
+    try {
+      akka.stream.impl.io.ByteStringParser.ByteReader.allowLengthsUpTo((int) Math.min(Integer.MAX_VALUE, frame));
+    } catch (LinkageError akkasOwnReader) {
+      // Akka's class came first on the classpath: it has no bound to raise (the broker warns at start)
+    }
+  }
 }

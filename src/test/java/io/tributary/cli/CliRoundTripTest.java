@@ -1,6 +1,7 @@
 package io.tributary.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tributary.broker.BrokerNode;
@@ -138,10 +139,63 @@ class CliRoundTripTest {
         s.getOutputStream().flush();
       }
     }
+    // a frame length the broker would have buffered for (0x7fffffff, then data: 184 MB and OutOfMemoryError for a
+    // newcomer) closes the connection instead, before the 64 MiB that follow it are through
+    try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+      java.nio.ByteBuffer header = java.nio.ByteBuffer.allocate(9).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      header.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 1).putInt(Integer.MAX_VALUE);
+      s.getOutputStream().write(header.array());
+      byte[] data = new byte[1024 * 1024];
+      assertThrows(IOException.class, () -> {
+        for (int mib = 0; mib < 64; mib++) {
+          s.getOutputStream().write(data);
+        }
+      }, "the broker closes a connection whose frame length is above the largest frame");
+    }
     ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-garbage", "--partitions", "1"));
     ok(run("a\nb\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
         "after-garbage"));
     assertEquals(List.of("a", "b"), valuesOf("after-garbage", 2));
+  }
+
+  @Test
+  void garbageFramesOfAValidLengthAreLoggedAtMostTenTimesPerWindow() throws IOException {
+    // a newcomer's stream of short garbage frames wrote a million "Dropping message" warnings (199 MB of log)
+    akka.actor.ActorSystem classic = akka.actor.typed.javadsl.Adapter.toClassic(node.system());
+    akka.actor.testkit.typed.javadsl.TestProbe<akka.event.Logging.Warning> warnings =
+        akka.actor.testkit.typed.javadsl.TestProbe.create(node.system());
+    classic.eventStream().subscribe(akka.actor.typed.javadsl.Adapter.toClassic(warnings.ref()),
+        akka.event.Logging.Warning.class);
+    String[] hostPort = bootstrap.split(":");
+    try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+      java.nio.ByteBuffer frames = java.nio.ByteBuffer.allocate(5 + 1000 * 24).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      frames.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2);
+      for (int i = 0; i < 1000; i++) {
+        frames.putInt(20);
+        for (int b = 0; b < 20; b++) {
+          frames.put((byte) 0xff);
+        }
+      }
+      s.getOutputStream().write(frames.array());
+      s.getOutputStream().flush();
+      int decoderLines = 0;
+      while (true) {
+        akka.event.Logging.Warning w = warnings.receiveMessage(java.time.Duration.ofSeconds(30));
+        if (w.logClass() == io.tributary.util.RateLimitedLoggingFilter.class) {
+          assertTrue(w.message().toString().startsWith("More than 10 warnings and errors of akka.remote.artery"),
+              w.message().toString());
+          break;
+        }
+        if (w.logClass().getName().startsWith("akka.remote.artery.De")) {
+          decoderLines++;
+        }
+      }
+      assertEquals(io.tributary.util.RateLimitedLoggingFilter.PER_WINDOW, decoderLines,
+          "lines let through before the cap");
+    } finally {
+      classic.eventStream().unsubscribe(akka.actor.typed.javadsl.Adapter.toClassic(warnings.ref()));
+    }
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-flood", "--partitions", "1"));
   }
 
   @Test

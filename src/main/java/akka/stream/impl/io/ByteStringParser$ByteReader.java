@@ -20,6 +20,15 @@ import akka.util.ByteString;
  * the buffered bytes waits for more data, as any incomplete frame does (a connection that closes first fails with
  * Artery's "truncated final frame").
  *
+ * <p>A length above {@link #maxLength()} also fails the stage at once, instead of buffering up to that many bytes from
+ * one connection (a newcomer's frame length of {@code 0x7fffffff} followed by a stream of data had a broker buffer 184
+ * MB and die of {@code OutOfMemoryError}). The bound starts at the larger of {@code
+ * akka.remote.artery.advanced.maximum-frame-size} and {@code maximum-large-frame-size} in the default config ({@code
+ * ConfigFactory.load()}, 2 MiB with Tributary's {@code reference.conf}), the largest frame an Artery peer sends;
+ * {@link #allowLengthsUpTo} raises it for an ActorSystem with larger frames (Tributary's broker and client do that at
+ * their start, {@code io.tributary.protocol.FrameLimits.allowInboundFrames}). It is one bound per JVM, never lowered,
+ * so that no ActorSystem's legitimate frames are refused.
+ *
  * <p>Tributary's jar must come before akka-stream's on the classpath for this class to replace Akka's: {@code
  * bin/tributary}, the local cluster's nodes and the tests put it first; {@code io.tributary.broker.Tributary}
  * logs a warning at a broker's start when Akka's own class was loaded instead ({@code Tributary.framingGuardActive}).
@@ -40,6 +49,43 @@ public class ByteStringParser$ByteReader {
 
   /** Marks this class as Tributary's replacement (looked up by reflection; see the class comment). */
   public static final boolean OVERFLOW_SAFE = true;
+
+  /** Used when the default config cannot be read: Akka's own {@code maximum-large-frame-size}, 2 MiB. */
+  private static final int FALLBACK_MAX_LENGTH = 2 * 1024 * 1024;
+
+  private static volatile int maxLength = defaultMaxLength();
+
+  private static int defaultMaxLength() {
+    try {
+      com.typesafe.config.Config c =
+          com.typesafe.config.ConfigFactory.load(ByteStringParser$ByteReader.class.getClassLoader());
+      long frame = Math.max(c.getBytes("akka.remote.artery.advanced.maximum-frame-size"),
+          c.getBytes("akka.remote.artery.advanced.maximum-large-frame-size"));
+      return (int) Math.min(Integer.MAX_VALUE, Math.max(FALLBACK_MAX_LENGTH, frame));
+    } catch (RuntimeException e) {
+      return FALLBACK_MAX_LENGTH;
+    }
+  }
+
+  /**
+   * The largest length, in bytes, that {@link #take} and {@link #skip} accept from any reader in this JVM; larger
+   * ones fail the stage with a {@link Framing.FramingException}.
+   */
+  public static int maxLength() {
+    return maxLength;
+  }
+
+  /**
+   * Raises {@link #maxLength()} to at least {@code bytes} (never lowers it: other ActorSystems in the JVM may need
+   * the larger bound). Thread-safe.
+   *
+   * @param bytes the largest frame an ActorSystem of this JVM may receive, in bytes
+   */
+  public static synchronized void allowLengthsUpTo(int bytes) {
+    if (bytes > maxLength) {
+      maxLength = bytes;
+    }
+  }
 
   public boolean hasRemaining() {
     return off < input.length();
@@ -64,7 +110,7 @@ public class ByteStringParser$ByteReader {
   /**
    * The next {@code n} bytes.
    *
-   * @throws Framing.FramingException if {@code n} is negative
+   * @throws Framing.FramingException if {@code n} is negative or above {@link #maxLength()}
    * @throws Exception Akka's {@code NeedMoreData} when fewer than {@code n} bytes are buffered
    */
   public ByteString take(int n) {
@@ -119,7 +165,7 @@ public class ByteStringParser$ByteReader {
   /**
    * Skips {@code n} bytes.
    *
-   * @throws Framing.FramingException if {@code n} is negative
+   * @throws Framing.FramingException if {@code n} is negative or above {@link #maxLength()}
    * @throws Exception Akka's {@code NeedMoreData} when fewer than {@code n} bytes are buffered
    */
   public void skip(int n) {
@@ -139,6 +185,10 @@ public class ByteStringParser$ByteReader {
   private static void checkLength(int n) {
     if (n < 0) {
       throw new Framing.FramingException("negative length " + n + " in the byte stream");
+    }
+    if (n > maxLength) {
+      throw new Framing.FramingException("length " + n + " in the byte stream is above the largest frame, "
+          + maxLength + " bytes");
     }
   }
 

@@ -3,6 +3,7 @@ package akka.stream.impl.io;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.stream.scaladsl.Framing;
 import akka.util.ByteString;
@@ -25,15 +26,30 @@ class ByteReaderTest {
   }
 
   @Test
-  void lengthsThatOverflowOrExceedTheBufferWaitForMoreDataWithoutMoving() {
+  void lengthsBeyondTheBufferWaitForMoreDataWithoutMoving() {
     ByteStringParser.ByteReader r = reader(1, 2, 3, 4, 5);
     r.skip(2);
-    needsMoreData(() -> r.take(Integer.MAX_VALUE)); // 2 + MAX_VALUE overflowed Akka's check
-    needsMoreData(() -> r.skip(Integer.MAX_VALUE - 1));
+    int max = ByteStringParser.ByteReader.maxLength();
+    needsMoreData(() -> r.take(max));
+    needsMoreData(() -> r.skip(max));
     needsMoreData(() -> r.take(4));
     assertEquals(2, r.currentOffset());
     assertEquals(ByteString.fromArray(new byte[] {3, 4, 5}), r.take(3));
     assertEquals(0, r.remainingSize());
+  }
+
+  @Test
+  void lengthsAboveTheLargestFrameFailTheStageInsteadOfBuffering() {
+    ByteStringParser.ByteReader r = reader(1, 2, 3);
+    int max = ByteStringParser.ByteReader.maxLength();
+    assertTrue(max >= 2 * 1024 * 1024, "at least Tributary's maximum-frame-size: " + max);
+    assertThrows(Framing.FramingException.class, () -> r.take(Integer.MAX_VALUE)); // 0 + MAX_VALUE: Akka waited
+    assertThrows(Framing.FramingException.class, () -> r.skip(max + 1));
+    assertEquals(0, r.currentOffset());
+    ByteStringParser.ByteReader.allowLengthsUpTo(max - 1); // never lowered
+    assertEquals(max, ByteStringParser.ByteReader.maxLength());
+    ByteStringParser.ByteReader.allowLengthsUpTo(max + 1);
+    needsMoreData(() -> r.take(max + 1));
   }
 
   @Test
