@@ -215,13 +215,6 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
       for (byte[] b : r.batches()) {
         out.bytes(b);
       }
-    } else if (o instanceof PartitionLeader.ListOffsets l) {
-      writeListOffsetsRequest(out, l.request());
-    } else if (o instanceof ListOffsetsRequest r) {
-      writeListOffsetsRequest(out, r);
-    } else if (o instanceof ListOffsetsResponse r) {
-      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.offset())
-          .i64(r.timestamp());
     } else if (o instanceof PartitionLeader.ReplicaFetch r) {
       out.str(r.topic()).i32(r.partition()).str(r.replica()).i32(r.leaderEpoch()).i64(r.fetchOffset())
           .i32(r.lastFetchedEpoch()).i32(r.maxBytes()).str(ref(r.replyTo()));
@@ -232,6 +225,25 @@ public final class TributarySerializer extends SerializerWithStringManifest impl
       for (byte[] b : r.batches()) {
         out.bytes(b);
       }
+    } else {
+      writeRare(o, out);
+    }
+  }
+
+  /**
+   * The messages that a partition's lifetime or an admin request sends a few times, apart from the produce, fetch
+   * and replication path of {@link #write(Object, Wire.Out)}, for the JIT's sake (see {@link #fromBinaryRare}).
+   *
+   * @throws IllegalArgumentException for a type this serializer does not know
+   */
+  private void writeRare(Object o, Wire.Out out) {
+    if (o instanceof PartitionLeader.ListOffsets l) {
+      writeListOffsetsRequest(out, l.request());
+    } else if (o instanceof ListOffsetsRequest r) {
+      writeListOffsetsRequest(out, r);
+    } else if (o instanceof ListOffsetsResponse r) {
+      out.str(r.topic()).i32(r.partition()).i32(r.error().code()).str(r.errorMessage()).i64(r.offset())
+          .i64(r.timestamp());
     } else if (o instanceof PartitionLeader.LogTruncated t) {
       out.i64(t.offset());
     } else if (o instanceof PartitionLeader.DeletePartition d) {
