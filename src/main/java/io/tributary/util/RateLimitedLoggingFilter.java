@@ -4,52 +4,61 @@ import akka.actor.ActorSystem;
 import akka.event.EventStream;
 import akka.event.Logging;
 import akka.event.slf4j.Slf4jLoggingFilter;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 /**
  * Akka's {@link Slf4jLoggingFilter} (set as {@code akka.logging-filter} in {@code tributary-broker.conf}) that lets at
- * most {@link #PER_WINDOW} warnings and errors per {@link #WINDOW_SECONDS} seconds through from each of Artery's
- * inbound decoding stages, {@code akka.remote.artery.Decoder} ("Dropping message due to: ...") and {@code
- * akka.remote.artery.Deserializer} ("Failed to deserialize message ..."). Each of those logs one line per frame it
- * cannot decode, so a client that sends a stream of short garbage frames of valid length made a broker write a
- * million warnings (199 MB of log, found by a newcomer's test) and grow from 226 to 650 MB of RSS while Akka's log
- * queue backed up. The lines are refused before Akka formats them (this filter is asked first), so a flood costs the
- * node no logging at all.
+ * most {@link #PER_WINDOW} warnings and errors per {@link #WINDOW_SECONDS} seconds through from each class of Akka's
+ * remoting ({@code akka.remote.artery.*}, {@link #limited}; the limiter is {@link LogRateLimiter}). Those log one line per frame or connection
+ * that a client gets wrong, so that a client that sends garbage can fill a broker's disk with log:
+ * <ul>
+ *   <li>short garbage frames of a valid length: {@code akka.remote.artery.Decoder} "Dropping message due to: ..." and
+ *       {@code akka.remote.artery.Deserializer} "Failed to deserialize message ..." per frame (a newcomer's million
+ *       frames wrote 199 MB of log, and the broker grew from 226 to 650 MB of RSS while Akka's log queue backed up);
+ *   <li>the same on Artery's large-message stream: {@code akka.remote.artery.ArteryTransport} "Dropping large
+ *       message, missing large-message-destinations configuration." per frame (219 MB for a million);
+ * </ul>
+ * The lines are refused before Akka formats them (this filter is asked first), so a flood costs the node no logging.
+ * Akka Streams' stage errors (a connection closed within a frame or Artery's magic: "Error in stage
+ * [...TcpFraming...]: truncated data in ByteStringParser" with a stack trace, per connection) are logged through a
+ * logging adapter that does not ask this filter; {@code io.tributary.cli.RateLimitedTurboFilter} limits them in
+ * Logback.
  *
- * <p>When a stage goes over the limit, one warning says so ({@code suppressing further warnings and errors of ...});
- * at its first line after the window, one warning gives how many were suppressed. Every other logger is filtered as
- * {@link Slf4jLoggingFilter} does (by the event stream's level and the SLF4J logger's).
+ * <p>When a class goes over the limit, one warning says so ({@code suppressing further warnings and errors of ...});
+ * when its window ends, one warning gives how many were suppressed. Every other logger (Tributary's own, Akka's
+ * cluster, persistence, ...) is filtered as {@link Slf4jLoggingFilter} does, by the event stream's level and the SLF4J
+ * logger's.
  *
  * <p>Thread-safe: Akka calls it from any thread that logs (here, the streams of inbound connections).
  */
 public class RateLimitedLoggingFilter extends Slf4jLoggingFilter {
 
-  /** Lines let through per stage and window. */
-  public static final int PER_WINDOW = 10;
+  /** Lines let through per class and window ({@link LogRateLimiter#PER_WINDOW}). */
+  public static final int PER_WINDOW = LogRateLimiter.PER_WINDOW;
 
-  /** Length of a window, in seconds. */
-  public static final int WINDOW_SECONDS = 10;
+  /** Length of a window, in seconds ({@link LogRateLimiter#WINDOW_SECONDS}). */
+  public static final int WINDOW_SECONDS = LogRateLimiter.WINDOW_SECONDS;
 
-  private static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(WINDOW_SECONDS);
-
-  private final EventStream eventStream;
-  private final LongSupplier nanoClock;
-  private final Map<String, Window> windows = Map.of(
-      "akka.remote.artery.Decoder", new Window(),
-      "akka.remote.artery.Deserializer", new Window());
+  private final LogRateLimiter limiter;
 
   /** Constructor Akka calls (reflectively) for {@code akka.logging-filter}. */
   public RateLimitedLoggingFilter(ActorSystem.Settings settings, EventStream eventStream) {
-    this(settings, eventStream, System::nanoTime);
+    super(settings, eventStream);
+    this.limiter = new LogRateLimiter(notices(eventStream));
   }
 
-  /** As the public constructor, with a clock in nanoseconds (tests). */
-  RateLimitedLoggingFilter(ActorSystem.Settings settings, EventStream eventStream, LongSupplier nanoClock) {
+  /** As the public constructor, with {@link LogRateLimiter}'s clock and window-end executor (tests). */
+  RateLimitedLoggingFilter(
+      ActorSystem.Settings settings, EventStream eventStream, LongSupplier nanoClock, Executor windowEnd) {
     super(settings, eventStream);
-    this.eventStream = eventStream;
-    this.nanoClock = nanoClock;
+    this.limiter = new LogRateLimiter(nanoClock, windowEnd, notices(eventStream));
+  }
+
+  private static BiConsumer<String, String> notices(EventStream eventStream) {
+    return (logSource, notice) ->
+        eventStream.publish(new Logging.Warning(logSource, RateLimitedLoggingFilter.class, notice));
   }
 
   @Override
@@ -72,44 +81,12 @@ public class RateLimitedLoggingFilter extends Slf4jLoggingFilter {
     return super.isErrorEnabled(logClass, logSource, marker) && admit(logClass, logSource);
   }
 
-  private boolean admit(Class<?> logClass, String logSource) {
-    Window window = logClass == null ? null : windows.get(logClass.getName());
-    if (window == null) {
-      return true;
-    }
-    String notice;
-    boolean admitted;
-    synchronized (window) {
-      long now = nanoClock.getAsLong();
-      notice = null;
-      if (window.lines == 0 || now - window.start >= WINDOW_NANOS) {
-        if (window.suppressed > 0) {
-          notice = window.suppressed + " warnings and errors of " + logClass.getName() + " were suppressed in "
-              + "the last window (at most " + PER_WINDOW + " per " + WINDOW_SECONDS + " s)";
-        }
-        window.start = now;
-        window.lines = 0;
-        window.suppressed = 0;
-      }
-      admitted = window.lines < PER_WINDOW;
-      if (admitted) {
-        window.lines++;
-      } else if (window.suppressed++ == 0) {
-        notice = "More than " + PER_WINDOW + " warnings and errors of " + logClass.getName() + " in "
-            + WINDOW_SECONDS + " s (frames it cannot decode, e.g. from a client that speaks another protocol): "
-            + "suppressing further ones until the window ends";
-      }
-    }
-    if (notice != null) {
-      eventStream.publish(new Logging.Warning(logSource, RateLimitedLoggingFilter.class, notice));
-    }
-    return admitted;
+  /** Whether {@code logClass}'s warnings and errors are limited: Akka's remoting, {@code akka.remote.artery.*}. */
+  static boolean limited(Class<?> logClass) {
+    return logClass != null && logClass.getName().startsWith("akka.remote.artery.");
   }
 
-  /** One stage's window; guarded by its own monitor. */
-  private static final class Window {
-    long start;
-    int lines;
-    long suppressed;
+  private boolean admit(Class<?> logClass, String logSource) {
+    return !limited(logClass) || limiter.admit(logClass.getName(), logSource);
   }
 }

@@ -159,43 +159,61 @@ class CliRoundTripTest {
   }
 
   @Test
-  void garbageFramesOfAValidLengthAreLoggedAtMostTenTimesPerWindow() throws IOException {
-    // a newcomer's stream of short garbage frames wrote a million "Dropping message" warnings (199 MB of log)
-    akka.actor.ActorSystem classic = akka.actor.typed.javadsl.Adapter.toClassic(node.system());
-    akka.actor.testkit.typed.javadsl.TestProbe<akka.event.Logging.Warning> warnings =
-        akka.actor.testkit.typed.javadsl.TestProbe.create(node.system());
-    classic.eventStream().subscribe(akka.actor.typed.javadsl.Adapter.toClassic(warnings.ref()),
-        akka.event.Logging.Warning.class);
+  void garbageFramesOnEveryStreamAreLoggedAtMostTenTimesPerWindow() throws IOException {
+    // newcomers' floods: a million short garbage frames wrote a million "Dropping message" warnings (199 MB of log);
+    // on Artery's large-message stream (3), a million "Dropping large message" warnings (219 MB). (Connections closed
+    // within a frame log through Logback's RateLimitedTurboFilter: RateLimitedTurboFilterTest.)
+    byte[] frames = new byte[5 + 1000 * 24];
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(frames).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2);
+    for (int i = 0; i < 1000; i++) {
+      b.putInt(20).put(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1});
+    }
+    assertLoggedAtMostTenTimes("akka.remote.artery.De", () -> rawConnection(frames));
+    frames[4] = 3; // the same frames on the large-message stream
+    assertLoggedAtMostTenTimes("akka.remote.artery.ArteryTransport", () -> rawConnection(frames));
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-flood", "--partitions", "1"));
+  }
+
+  /** Sends {@code bytes} on a new TCP connection to the broker and closes it. */
+  private static void rawConnection(byte[] bytes) {
     String[] hostPort = bootstrap.split(":");
     try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
-      java.nio.ByteBuffer frames = java.nio.ByteBuffer.allocate(5 + 1000 * 24).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-      frames.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2);
-      for (int i = 0; i < 1000; i++) {
-        frames.putInt(20);
-        for (int b = 0; b < 20; b++) {
-          frames.put((byte) 0xff);
-        }
-      }
-      s.getOutputStream().write(frames.array());
+      s.getOutputStream().write(bytes);
       s.getOutputStream().flush();
-      int decoderLines = 0;
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Runs {@code attack} and waits for the broker's RateLimitedLoggingFilter to say it suppresses the warnings and
+   * errors of a logger whose class name starts with {@code classPrefix}; before that, exactly PER_WINDOW of them.
+   */
+  private static void assertLoggedAtMostTenTimes(String classPrefix, Runnable attack) {
+    akka.actor.ActorSystem classic = akka.actor.typed.javadsl.Adapter.toClassic(node.system());
+    akka.actor.testkit.typed.javadsl.TestProbe<akka.event.Logging.LogEvent> events =
+        akka.actor.testkit.typed.javadsl.TestProbe.create(node.system());
+    akka.actor.ActorRef ref = akka.actor.typed.javadsl.Adapter.toClassic(events.ref());
+    classic.eventStream().subscribe(ref, akka.event.Logging.Warning.class);
+    classic.eventStream().subscribe(ref, akka.event.Logging.Error.class);
+    try {
+      attack.run();
+      int lines = 0;
       while (true) {
-        akka.event.Logging.Warning w = warnings.receiveMessage(java.time.Duration.ofSeconds(30));
-        if (w.logClass() == io.tributary.util.RateLimitedLoggingFilter.class) {
-          assertTrue(w.message().toString().startsWith("More than 10 warnings and errors of akka.remote.artery"),
-              w.message().toString());
+        akka.event.Logging.LogEvent e = events.receiveMessage(java.time.Duration.ofSeconds(30));
+        if (e.logClass() == io.tributary.util.RateLimitedLoggingFilter.class
+            && e.message().toString().startsWith("More than 10 warnings and errors of " + classPrefix)) {
           break;
         }
-        if (w.logClass().getName().startsWith("akka.remote.artery.De")) {
-          decoderLines++;
+        if (e.logClass().getName().startsWith(classPrefix)) {
+          lines++;
         }
       }
-      assertEquals(io.tributary.util.RateLimitedLoggingFilter.PER_WINDOW, decoderLines,
-          "lines let through before the cap");
+      assertEquals(io.tributary.util.RateLimitedLoggingFilter.PER_WINDOW, lines, "lines let through before the cap");
     } finally {
-      classic.eventStream().unsubscribe(akka.actor.typed.javadsl.Adapter.toClassic(warnings.ref()));
+      classic.eventStream().unsubscribe(ref);
     }
-    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-flood", "--partitions", "1"));
   }
 
   @Test
