@@ -11,8 +11,9 @@ import java.util.function.LongSupplier;
 /**
  * Akka's {@link Slf4jLoggingFilter} (set as {@code akka.logging-filter} in {@code tributary-broker.conf}) that lets at
  * most {@link #PER_WINDOW} warnings and errors per {@link #WINDOW_SECONDS} seconds through from each class of Akka's
- * remoting ({@code akka.remote.artery.*}, {@link #limited}; the limiter is {@link LogRateLimiter}). Those log one line per frame or connection
- * that a client gets wrong, so that a client that sends garbage can fill a broker's disk with log:
+ * remoting ({@code akka.remote.artery.*}, {@link #limited}; the limiter is {@link LogRateLimiter}). Those log one
+ * line per frame or connection that a client gets wrong, so that a client that sends garbage can fill a broker's disk
+ * with log:
  * <ul>
  *   <li>short garbage frames of a valid length: {@code akka.remote.artery.Decoder} "Dropping message due to: ..." and
  *       {@code akka.remote.artery.Deserializer} "Failed to deserialize message ..." per frame (a newcomer's million
