@@ -2,6 +2,7 @@ package io.tributary.cli;
 
 import io.tributary.client.ClientConfig;
 import io.tributary.client.Consumer;
+import io.tributary.client.ConsumerRebalanceListener;
 import io.tributary.client.ConsumerRecord;
 import io.tributary.client.Deserializer;
 import io.tributary.client.TopicPartition;
@@ -15,6 +16,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,7 +45,9 @@ import sun.misc.SignalHandler;
  * is committed ({@code --from-beginning} means {@code earliest}; the default is {@code latest}). Offsets are committed
  * automatically ({@code enable.auto.commit}) and on exit.
  *
- * <p>Stops after {@code --max-messages}, or when no record arrived for {@code --timeout-ms}, or on Ctrl-C / SIGTERM;
+ * <p>Stops after {@code --max-messages}, or when no record arrived for {@code --timeout-ms} (with a group: counted
+ * from the end of the first rebalance, as joining takes the broker's {@code group.initial.rebalance.delay.ms}), or on
+ * Ctrl-C / SIGTERM;
  * then closes the consumer (a group member commits its offsets and leaves the group), prints {@code Processed a total
  * of N messages} on stderr and exits 0.
  */
@@ -58,6 +62,8 @@ import sun.misc.SignalHandler;
 final class ConsumeCommand implements Callable<Integer> {
   private static final long EARLIEST = -1;
   private static final long LATEST = -2;
+  /** How long past {@code --timeout-ms} joining a group may take before the command fails (exit 1). */
+  private static final long JOIN_GRACE_MS = 30_000;
 
   @Mixin BootstrapOption bootstrap;
 
@@ -94,7 +100,8 @@ final class ConsumeCommand implements Callable<Integer> {
   @Option(
       names = "--timeout-ms",
       paramLabel = "MS",
-      description = "Exit when no record arrived for this long (default: wait forever).")
+      description = "Exit when no record arrived for this long (default: wait forever); with --group counted from"
+          + " when the group is joined.")
   Long timeoutMs;
 
   @Option(
@@ -171,8 +178,19 @@ final class ConsumeCommand implements Callable<Integer> {
       BufferedOutputStream sink = new BufferedOutputStream(out, 64 * 1024);
       long limit = maxMessages == null ? Long.MAX_VALUE : maxMessages;
       try {
+        // with a group, --timeout-ms counts from the end of the first rebalance: joining takes at least the broker's
+        // group.initial.rebalance.delay.ms (3 s by default), which is not "no record arrived"
+        AtomicBoolean joined = new AtomicBoolean(groupId == null);
         if (groupId != null) {
-          consumer.subscribe(List.of(topic));
+          consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {}
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+              joined.set(true);
+            }
+          });
         } else {
           List<TopicPartition> partitions = partitions(partitionCount);
           consumer.assign(partitions);
@@ -189,14 +207,23 @@ final class ConsumeCommand implements Callable<Integer> {
         long lastRecordAt = System.nanoTime();
         while (count.get() < limit && !stopping.get()) {
           long waitMs = 1000;
-          if (timeoutMs != null) {
+          if (!joined.get()) {
+            if (timeoutMs != null && System.nanoTime() - lastRecordAt > (timeoutMs + JOIN_GRACE_MS) * 1_000_000) {
+              throw new CliException("Consumer group " + groupId + " was not joined within " + (timeoutMs
+                  + JOIN_GRACE_MS) + " ms (--timeout-ms + " + JOIN_GRACE_MS + " ms): is its coordinator available?");
+            }
+          } else if (timeoutMs != null) {
             long leftMs = timeoutMs - (System.nanoTime() - lastRecordAt) / 1_000_000;
             if (leftMs <= 0) {
               break;
             }
             waitMs = Math.min(waitMs, leftMs);
           }
+          boolean joinedBefore = joined.get();
           List<ConsumerRecord<byte[], byte[]>> records = consumer.poll(Duration.ofMillis(waitMs));
+          if (!joinedBefore && joined.get()) {
+            lastRecordAt = System.nanoTime();
+          }
           Map<TopicPartition, Long> unprinted = new HashMap<>();
           for (ConsumerRecord<byte[], byte[]> r : records) {
             if (count.get() >= limit) {

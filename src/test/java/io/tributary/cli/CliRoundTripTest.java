@@ -310,6 +310,21 @@ class CliRoundTripTest {
     assertEquals("Processed a total of 1 messages\n", r.err());
   }
 
+  /**
+   * With a group, --timeout-ms counts from the end of the first rebalance: joining takes the broker's
+   * group.initial.rebalance.delay.ms (3 s here), far longer than the timeout, and the record is still read.
+   */
+  @Test
+  void groupConsumeTimeoutStartsWhenTheGroupIsJoined() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "quiet-group", "--partitions", "2"));
+    ok(run("one".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "quiet-group"));
+    Run r = ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "quiet-group", "--group", "g-quiet",
+        "--from-beginning", "--timeout-ms", "500"));
+    assertEquals("one\n", new String(r.raw(), StandardCharsets.UTF_8));
+    assertEquals("Processed a total of 1 messages\n", r.err());
+  }
+
   @Test
   void produceToAMissingTopicFailsWithOneLine() {
     Run r = run("x\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
