@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,11 +39,12 @@ class PeerTruncationThrowableConverterTest {
     ctx.stop();
 
     List<String> lines = Files.readAllLines(dir.resolve("tributary.log"), StandardCharsets.UTF_8);
-    assertEquals(1, lines.stream().filter(l -> l.contains("truncated data in ByteStringParser")).count(), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
-    assertTrue(lines.get(0).contains("Error in stage"), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
-    assertTrue(lines.get(1).contains("Error in stage [x]: boom"), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
-    assertEquals("java.lang.IllegalStateException: boom", lines.get(2), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
-    assertTrue(lines.get(3).startsWith("\tat io.tributary.cli.PeerTruncationThrowableConverterTest"), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
-    assertTrue(lines.contains("java.lang.IllegalArgumentException: bad"), () -> String.join("\n", lines.subList(0, Math.min(6, lines.size()))));
+    Supplier<String> head = () -> String.join("\n", lines.subList(0, Math.min(6, lines.size())));
+    assertEquals(1, lines.stream().filter(l -> l.contains("truncated data in ByteStringParser")).count(), head);
+    assertTrue(lines.get(0).contains("Error in stage"), head);
+    assertTrue(lines.get(1).contains("Error in stage [x]: boom"), head);
+    assertEquals("java.lang.IllegalStateException: boom", lines.get(2), head);
+    assertTrue(lines.get(3).startsWith("\tat io.tributary.cli.PeerTruncationThrowableConverterTest"), head);
+    assertTrue(lines.contains("java.lang.IllegalArgumentException: bad"), head);
   }
 }
