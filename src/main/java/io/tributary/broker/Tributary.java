@@ -86,9 +86,10 @@ public final class Tributary implements Extension {
       throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
     }
     if (!framingGuardActive()) {
-      system.log().warn("Akka's own akka.stream.impl.io.ByteStringParser$ByteReader was loaded, not Tributary's: a "
-          + "client connection that sends a negative or overflowing Artery frame length can then stall this node. "
-          + "Put Tributary's jar before akka-stream's on the classpath (see README, Guarantees)");
+      system.log().warn("Akka's own akka.stream.impl.io.ByteStringParser$ByteReader or "
+          + "akka.remote.artery.tcp.TcpFraming was loaded, not Tributary's: a client connection that sends a negative "
+          + "or overflowing Artery frame length, or garbage frames, can then stall this node. Put Tributary's jar "
+          + "before akka-stream's and akka-remote's on the classpath (see README, Guarantees)");
     }
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
     ReplicationSettings replication = ReplicationSettings.create(system.settings().config());
@@ -104,14 +105,17 @@ public final class Tributary implements Extension {
   }
 
   /**
-   * Whether the loaded {@code akka.stream.impl.io.ByteStringParser$ByteReader} is Tributary's replacement (in this
-   * jar), which refuses the negative and overflowing frame lengths that Akka 2.6.21's lets stall Artery's TCP inbound
-   * stream; false when Akka's own class came first on the classpath.
+   * Whether the loaded {@code akka.stream.impl.io.ByteStringParser$ByteReader} and {@code
+   * akka.remote.artery.tcp.TcpFraming} are Tributary's replacements (in this jar): the first refuses the negative,
+   * overflowing and oversized frame lengths that Akka 2.6.21's lets stall Artery's TCP inbound stream, the second
+   * closes a connection at its first frame that cannot be an Artery envelope or of an unknown stream; false when one
+   * of Akka's own classes came first on the classpath.
    */
   public static boolean framingGuardActive() {
     try {
       return Class.forName("akka.stream.impl.io.ByteStringParser$ByteReader").getField("OVERFLOW_SAFE")
-          .getBoolean(null);
+          .getBoolean(null)
+          && Class.forName("akka.remote.artery.tcp.TcpFraming").getField("CHECKS_ENVELOPES").getBoolean(null);
     } catch (ReflectiveOperationException | LinkageError e) {
       return false;
     }

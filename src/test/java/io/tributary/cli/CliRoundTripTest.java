@@ -163,16 +163,60 @@ class CliRoundTripTest {
     // newcomers' floods: a million short garbage frames wrote a million "Dropping message" warnings (199 MB of log);
     // on Artery's large-message stream (3), a million "Dropping large message" warnings (219 MB). (Connections closed
     // within a frame log through Logback's RateLimitedTurboFilter: RateLimitedTurboFilterTest.)
-    byte[] frames = new byte[5 + 1000 * 24];
+    // frames that pass Tributary's TcpFraming (28 bytes or more, protocol version 0) and fail Artery's decoder: the
+    // sender is a literal (tag 0) whose length, at byte 28, is 32767 bytes, beyond the frame
+    byte[] frames = new byte[5 + 1000 * 36];
     java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(frames).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     b.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2);
+    byte[] garbage = new byte[32];
+    garbage[28] = (byte) 0xff;
+    garbage[29] = 0x7f;
     for (int i = 0; i < 1000; i++) {
-      b.putInt(20).put(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1});
+      b.putInt(garbage.length).put(garbage);
     }
     assertLoggedAtMostTenTimes("akka.remote.artery.De", () -> rawConnection(frames));
     frames[4] = 3; // the same frames on the large-message stream
     assertLoggedAtMostTenTimes("akka.remote.artery.ArteryTransport", () -> rawConnection(frames));
     ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-flood", "--partitions", "1"));
+  }
+
+  /**
+   * A connection whose first frame cannot be an Artery envelope (shorter than its header, or of another protocol
+   * version), or that names a stream Artery does not have, is closed at once by Tributary's TcpFraming, instead of
+   * having each of its frames decoded (a newcomer's million garbage frames on one connection kept a broker busy for
+   * seconds). The broker goes on serving.
+   */
+  @Test
+  void aConnectionThatSendsWhatCannotBeAnEnvelopeIsClosedAtOnce() throws IOException {
+    assertTrue(akka.remote.artery.tcp.TcpFraming.CHECKS_ENVELOPES, "Tributary's TcpFraming comes first");
+    String[] hostPort = bootstrap.split(":");
+    byte[] version1 = new byte[40];
+    version1[0] = 1;
+    for (Object[] attack : new Object[][] {{2, new byte[20]}, {2, version1}, {3, version1}, {7, new byte[40]}}) {
+      try (java.net.Socket s = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+        byte[] frame = (byte[]) attack[1];
+        java.nio.ByteBuffer header = java.nio.ByteBuffer.allocate(9 + frame.length)
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        header.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) (int) (Integer) attack[0])
+            .putInt(frame.length).put(frame);
+        s.getOutputStream().write(header.array());
+        // then garbage frames of 20 bytes, which Akka's framing handed on to Artery's decoder one by one
+        java.nio.ByteBuffer more = java.nio.ByteBuffer.allocate(24 * 43690).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        while (more.hasRemaining()) {
+          more.putInt(20).put(new byte[20]);
+        }
+        assertThrows(IOException.class, () -> {
+          for (int mib = 0; mib < 64; mib++) {
+            s.getOutputStream().write(more.array());
+          }
+        }, "the broker closes the connection after stream " + attack[0] + "'s first frame");
+      }
+    }
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after-bad-envelopes", "--partitions",
+        "1"));
+    ok(run("x\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
+        "after-bad-envelopes"));
+    assertEquals(List.of("x"), valuesOf("after-bad-envelopes", 1));
   }
 
   /** Sends {@code bytes} on a new TCP connection to the broker and closes it. */

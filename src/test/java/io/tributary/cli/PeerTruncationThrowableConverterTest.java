@@ -33,6 +33,8 @@ class PeerTruncationThrowableConverterTest {
         "Error in stage [akka.remote.artery.tcp.TcpFraming$$anon$1-ByteStringParser]: "
             + PeerTruncationThrowableConverter.TRUNCATED,
         new IllegalStateException(PeerTruncationThrowableConverter.TRUNCATED));
+    ctx.getLogger(RateLimitedTurboFilter.STREAM_STAGE_ERRORS).error("Error in stage [y]: Not an Artery envelope",
+        new akka.stream.scaladsl.Framing.FramingException("Not an Artery envelope"));
     ctx.getLogger(RateLimitedTurboFilter.STREAM_STAGE_ERRORS).error("Error in stage [x]: boom",
         new IllegalStateException("boom"));
     ctx.getLogger("io.tributary.broker.Something").error("failed", new IllegalArgumentException("bad"));
@@ -42,9 +44,10 @@ class PeerTruncationThrowableConverterTest {
     Supplier<String> head = () -> String.join("\n", lines.subList(0, Math.min(6, lines.size())));
     assertEquals(1, lines.stream().filter(l -> l.contains("truncated data in ByteStringParser")).count(), head);
     assertTrue(lines.get(0).contains("Error in stage"), head);
-    assertTrue(lines.get(1).contains("Error in stage [x]: boom"), head);
-    assertEquals("java.lang.IllegalStateException: boom", lines.get(2), head);
-    assertTrue(lines.get(3).startsWith("\tat io.tributary.cli.PeerTruncationThrowableConverterTest"), head);
+    assertTrue(lines.get(1).contains("Error in stage [y]: Not an Artery envelope"), head);
+    assertTrue(lines.get(2).contains("Error in stage [x]: boom"), head);
+    assertEquals("java.lang.IllegalStateException: boom", lines.get(3), head);
+    assertTrue(lines.get(4).startsWith("\tat io.tributary.cli.PeerTruncationThrowableConverterTest"), head);
     assertTrue(lines.contains("java.lang.IllegalArgumentException: bad"), head);
   }
 }
