@@ -55,6 +55,8 @@ final class ProducerBatch {
 
   private RecordBatchBuilder builder;
   private byte[] bytes;
+  /** The builder's array after the build, when the bytes are a copy of it ({@link #takeSpareBuffer}). */
+  private byte[] spareBuffer;
   private int recordCount;
   private CompletableFuture<?>[] futures;
   private long[] timestamps;
@@ -101,17 +103,27 @@ final class ProducerBatch {
   private static final int[] NO_SPLIT_PATH = new int[0];
 
   ProducerBatch(String topic, int partition, long sequence, long createdMs, int initialCapacity) {
-    this(topic, partition, sequence, NO_SPLIT_PATH, createdMs, initialCapacity);
+    this(topic, partition, sequence, NO_SPLIT_PATH, createdMs, initialCapacity, null);
   }
 
-  private ProducerBatch(
-      String topic, int partition, long sequence, int[] splitPath, long createdMs, int initialCapacity) {
+  /**
+   * A batch that writes into {@code buffer} (a reused array, see {@link RecordBatchBuilder}'s constructor that takes
+   * one), or into a new array of {@code initialCapacity} bytes when {@code buffer} is null.
+   */
+  ProducerBatch(String topic, int partition, long sequence, long createdMs, int initialCapacity, byte[] buffer) {
+    this(topic, partition, sequence, NO_SPLIT_PATH, createdMs, initialCapacity, buffer);
+  }
+
+  private ProducerBatch(String topic, int partition, long sequence, int[] splitPath, long createdMs,
+      int initialCapacity, byte[] buffer) {
     this.topic = topic;
     this.partition = partition;
     this.sequence = sequence;
     this.splitPath = splitPath;
     this.createdMs = createdMs;
-    this.builder = new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, initialCapacity);
+    this.builder = buffer != null
+        ? new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, buffer)
+        : new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, initialCapacity);
     this.futures = new CompletableFuture<?>[8];
     this.timestamps = new long[8];
     this.keySizes = new int[8];
@@ -188,7 +200,7 @@ final class ProducerBatch {
         int[] path = Arrays.copyOf(splitPath, splitPath.length + 1);
         path[splitPath.length] = pieces.size();
         int capacity = Math.max(RecordBatch.HEADER_SIZE + r.sizeInBytes(), Math.min(limit, uncompressedSizeInBytes));
-        piece = new ProducerBatch(topic, partition, sequence, path, createdMs, capacity);
+        piece = new ProducerBatch(topic, partition, sequence, path, createdMs, capacity, null);
         piece.full = true;
         pieces.add(piece);
       }
@@ -294,10 +306,21 @@ final class ProducerBatch {
     if (bytes == null) {
       int uncompressed = builder.estimatedSizeInBytes();
       bytes = builder.build(compressor);
+      spareBuffer = builder.takeSpareBuffer();
       uncompressedSizeInBytes = uncompressed;
       builder = null;
     }
     return bytes;
+  }
+
+  /**
+   * Once after {@link #close}: the array the records were written into when the built bytes are not that array (see
+   * {@link RecordBatchBuilder#takeSpareBuffer()}), for a new batch to write into; else, and at later calls, null.
+   */
+  byte[] takeSpareBuffer() {
+    byte[] b = spareBuffer;
+    spareBuffer = null;
+    return b;
   }
 
   /** The uncompressed size in bytes, header included, once built ({@link #close}); else 0. */

@@ -202,6 +202,17 @@ final class RecordAccumulator {
   private static final float COMPRESSION_RATIO_DETERIORATE_STEP = 0.05f;
 
   private final int batchSize;
+  /**
+   * Arrays of {@code batch.size} bytes that built batches no longer use (their bytes were copied to the exact size or
+   * compressed, {@link ProducerBatch#takeSpareBuffer}), for new batches to write into instead of a new zeroed array
+   * each, as Kafka's {@code BufferPool} reuses {@code batch.size} buffers: at 1 KiB records a new 64 KiB array per
+   * batch was a quarter of the producer's allocation. An array is given back when its batch is built, before it is
+   * sent: nothing refers to it then. At most {@value #SPARE_BUFFERS} are kept. Taken under a partition's lock on
+   * the application's threads, given back on the sender thread.
+   */
+  private final java.util.concurrent.ArrayBlockingQueue<byte[]> spareBuffers =
+      new java.util.concurrent.ArrayBlockingQueue<>(SPARE_BUFFERS);
+  private static final int SPARE_BUFFERS = 16;
   /** The compressor of every batch (sender thread only), or null for compression.type=none. */
   private final Compression.Compressor compressor;
   /** The largest uncompressed batch when compressing (bytes). */
@@ -356,7 +367,8 @@ final class RecordAccumulator {
       if (future == null && !abortOnNewBatch) {
         long now = clock.getAsLong();
         int capacity = Math.max(batchSize, RecordBatch.HEADER_SIZE + reservedBytes);
-        ProducerBatch batch = new ProducerBatch(topic, partition, pq.nextSequence++, now, capacity);
+        byte[] buffer = capacity == batchSize ? spareBuffers.poll() : null;
+        ProducerBatch batch = new ProducerBatch(topic, partition, pq.nextSequence++, now, capacity, buffer);
         future = batch.tryAppend(limit, timestamp, key, value, headers, callback);
         batch.reservedBytes = reservedBytes;
         pq.deque.addLast(batch);
@@ -390,6 +402,11 @@ final class RecordAccumulator {
     return (int) Math.max(batchSize, Math.min(estimated, maxUncompressedBatchSize));
   }
 
+  /** The number of spare {@code batch.size} arrays kept for new batches (tests). */
+  int spareBuffersForTest() {
+    return spareBuffers.size();
+  }
+
   /** The estimated compression ratio of {@code topic}'s batches (1 until a batch was built; for tests). */
   float compressionRatio(String topic) {
     TopicQueues tq = topics.get(topic);
@@ -408,6 +425,10 @@ final class RecordAccumulator {
     }
     int uncompressed = batch.sizeInBytes();
     byte[] bytes = batch.close(compressor);
+    byte[] spare = batch.takeSpareBuffer();
+    if (spare != null && spare.length == batchSize) {
+      spareBuffers.offer(spare); // dropped when the pool is full
+    }
     if (compressor != null && uncompressed > 0) {
       TopicQueues tq = topics.get(batch.topic);
       if (tq != null) {

@@ -47,6 +47,8 @@ public final class RecordBatchBuilder {
   private final int partitionLeaderEpoch;
 
   private byte[] buf;
+  /** The written-into array after a build that did not return it ({@link #takeSpareBuffer}). */
+  private byte[] spare;
   private int pos = RecordBatch.RECORDS_OFFSET;
   private int count;
   private long baseTimestamp = RecordBatch.NO_TIMESTAMP;
@@ -103,6 +105,46 @@ public final class RecordBatchBuilder {
     this.baseSequence = baseSequence;
     this.partitionLeaderEpoch = partitionLeaderEpoch;
     this.buf = new byte[Math.max(initialCapacityBytes, RecordBatch.HEADER_SIZE)];
+  }
+
+  /**
+   * A builder that writes into {@code buffer}, an array no one else reads or writes until this builder is built (for
+   * instance one given back by an earlier builder's {@link #takeSpareBuffer()}, as Kafka's producer reuses {@code
+   * batch.size} buffers from its {@code BufferPool}). Its contents do not matter: the builder writes every byte of the
+   * batch it builds (the header's fields and the records after it) and reads none it did not write. It grows (into a
+   * new array) as the other constructor's buffer does.
+   *
+   * @param buffer the array to write into, at least {@link RecordBatch#HEADER_SIZE} bytes
+   * @throws IllegalArgumentException if {@code buffer} is shorter than a batch header
+   */
+  public RecordBatchBuilder(
+      long baseOffset,
+      long producerId,
+      short producerEpoch,
+      int baseSequence,
+      int partitionLeaderEpoch,
+      byte[] buffer) {
+    if (buffer.length < RecordBatch.HEADER_SIZE) {
+      throw new IllegalArgumentException("a buffer of " + buffer.length + " bytes cannot hold a batch header");
+    }
+    this.baseOffset = baseOffset;
+    this.producerId = producerId;
+    this.producerEpoch = producerEpoch;
+    this.baseSequence = baseSequence;
+    this.partitionLeaderEpoch = partitionLeaderEpoch;
+    this.buf = buffer;
+  }
+
+  /**
+   * After {@link #build()} or {@link #build(Compression.Compressor)}: the array the builder wrote into, when the built
+   * batch is not that array (it was copied to its exact size, or compressed into a new array), so that nothing refers
+   * to it any more and it can be given to a new builder; null when the built batch is the array itself, before the
+   * build, and at every call after the first.
+   */
+  public byte[] takeSpareBuffer() {
+    byte[] b = spare;
+    spare = null;
+    return b;
   }
 
   /**
@@ -256,7 +298,11 @@ public final class RecordBatchBuilder {
     writeHeader(b, pos, RecordBatch.COMPRESSION_NONE);
     built = true;
     buf = null;
-    return pos == b.length ? b : Arrays.copyOf(b, pos);
+    if (pos == b.length) {
+      return b;
+    }
+    spare = b;
+    return Arrays.copyOf(b, pos);
   }
 
   private void checkBuildable() {
@@ -307,6 +353,7 @@ public final class RecordBatchBuilder {
         RecordBatch.HEADER_SIZE);
     writeHeader(out, out.length, compressor.type().id);
     built = true;
+    spare = buf;
     buf = null;
     return out;
   }

@@ -104,6 +104,32 @@ class RecordAccumulatorTest {
   }
 
   /**
+   * A built batch's buffer is reused by the next batch (as Kafka's BufferPool): the batches' bytes stay intact and
+   * distinct, while the arrays written into are at most two.
+   */
+  @Test
+  void builtBatchesGiveTheirBufferToLaterBatches() {
+    RecordAccumulator acc = accumulator(Map.of(ClientConfig.LINGER_MS, 0));
+    java.util.Set<byte[]> builtArrays = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    List<byte[]> built = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      append(acc, "t", 0, bytes(100, i));
+      List<ProducerBatch> drained = acc.drain().batches();
+      assertEquals(1, drained.size());
+      byte[] wire = acc.close(drained.get(0));
+      assertTrue(builtArrays.add(wire), "each batch's bytes are an array of their own");
+      built.add(wire);
+      acc.onSuccess(drained.get(0), i, -1L);
+    }
+    for (int i = 0; i < 20; i++) {
+      RecordBatch b = RecordBatch.validate(built.get(i));
+      assertEquals(1, b.records().size());
+      assertTrue(java.util.Arrays.equals(bytes(100, i), b.records().get(0).value()), "batch " + i + " intact");
+    }
+    assertEquals(1, acc.spareBuffersForTest(), "the one batch.size array in use went back after each build");
+  }
+
+  /**
    * acks=0: a batch's futures complete when it is sent (offset -1), but it keeps its in-flight slot until its answer
    * frees it, so no more than max.in.flight batches of a partition are unanswered (before, acks=0 had no bound and a
    * fast producer's requests were dropped on the way).

@@ -14,6 +14,45 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class RecordBatchBuilderTest {
 
+  /** Appends the same mixed records (keys, nulls, headers, growing timestamps) to {@code builder}. */
+  private static RecordBatchBuilder fill(RecordBatchBuilder builder) {
+    for (int i = 0; i < 40; i++) {
+      builder.append(1_000L + 3 * i, i % 3 == 0 ? null : bytes("key-" + i), i % 5 == 0 ? null : new byte[i * 11],
+          i % 4 == 0 ? new Header[] {new Header("h" + i, i % 8 == 0 ? null : bytes("v"))} : null);
+    }
+    return builder;
+  }
+
+  /**
+   * A builder given a reused array (of garbage) builds the same bytes as one with a new array, compressed or not, and
+   * gives the array back once it is no longer the batch; a batch that is its exactly full array gives nothing back.
+   */
+  @Test
+  void aReusedBufferBuildsTheSameBatchAndIsGivenBackWhenFree() {
+    for (Compression.Compressor compressor : new Compression.Compressor[] {null,
+        new Compression.Compressor(CompressionType.LZ4, CompressionType.LZ4.defaultLevel())}) {
+      byte[] expected = fill(new RecordBatchBuilder(0L, 7L, (short) 1, 5, 2, 64)).build(compressor);
+      byte[] garbage = new byte[64 * 1024];
+      new java.util.Random(42).nextBytes(garbage);
+      RecordBatchBuilder reused = fill(new RecordBatchBuilder(0L, 7L, (short) 1, 5, 2, garbage));
+      assertEquals(null, reused.takeSpareBuffer(), "nothing to give back before the build");
+      byte[] built = reused.build(compressor);
+      org.junit.jupiter.api.Assertions.assertArrayEquals(expected, built, "compressor " + compressor);
+      RecordBatch.validate(built);
+      assertTrue(reused.takeSpareBuffer() == garbage, "the array is free once the batch is a copy");
+      assertEquals(null, reused.takeSpareBuffer(), "given back once");
+    }
+    RecordBatchBuilder exact = new RecordBatchBuilder();
+    exact.append(1L, null, bytes("v"), null);
+    byte[] full = new byte[exact.estimatedSizeInBytes()];
+    RecordBatchBuilder intoFull = new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, full);
+    intoFull.append(1L, null, bytes("v"), null);
+    assertTrue(intoFull.build() == full, "an exactly full array is the batch");
+    assertEquals(null, intoFull.takeSpareBuffer(), "so it is not given back");
+    assertThrows(IllegalArgumentException.class,
+        () -> new RecordBatchBuilder(0L, -1L, (short) -1, -1, -1, new byte[RecordBatch.HEADER_SIZE - 1]));
+  }
+
   @Test
   void emptyBuilderAlwaysHasRoomForOneRecordEvenIfTooLarge() {
     RecordBatchBuilder builder = new RecordBatchBuilder();
