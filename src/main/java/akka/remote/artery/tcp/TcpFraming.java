@@ -20,8 +20,9 @@ import scala.Option;
  * Artery's TCP framing stage, as Akka 2.6.21's: a connection starts with the 4-byte magic {@code AKKA} and a stream
  * id byte, then carries frames of a 4-byte little-endian length and that many bytes, each handed on as an {@link
  * EnvelopeBuffer} to Artery's decoder. One difference: a frame that cannot be an Artery envelope, because it is
- * shorter than the envelope's fixed header ({@value #ENVELOPE_HEADER_BYTES} bytes) or its first byte (the protocol
- * version) is not one this node speaks (0 to {@code ArteryTransport.HighestVersion}), fails the stage with a {@link
+ * shorter than the envelope's fixed header ({@value #ENVELOPE_HEADER_BYTES} bytes), its first byte (the protocol
+ * version) is not one this node speaks (0 to {@code ArteryTransport.HighestVersion}), or its serializer is Akka's
+ * null serializer (see {@link #NULL_SERIALIZER_ID}), fails the stage with a {@link
  * Framing.FramingException}, which closes that connection. Akka handed such frames on, and its decoder dropped each
  * with a warning and read the next: a newcomer's one connection sending a million garbage frames kept a broker's
  * actors busy for seconds, delaying its cluster heartbeats by 2.9-4.5 s (near the 4 s that gets a node marked
@@ -50,6 +51,17 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
    * EnvelopeBuffer.MetadataContainerAndLiteralSectionOffset}.
    */
   public static final int ENVELOPE_HEADER_BYTES = 28;
+
+  /** Where an envelope's serializer id is (4 bytes, little-endian): Akka 2.6.21's {@code SerializerOffset}. */
+  static final int SERIALIZER_OFFSET = 12;
+
+  /**
+   * The id of Akka's {@code NullSerializer}, which decodes any bytes to {@code null}. Akka never sends a null message
+   * ({@code tell(null)} throws), so a frame with it is garbage; Akka delivered such frames, and each null message
+   * crashed the node's dead-letter listener with a stack trace (a newcomer's 100,000 all-zero 40-byte frames wrote
+   * 454,371 log lines and delayed the node's cluster heartbeats by 3.5 s).
+   */
+  static final int NULL_SERIALIZER_ID = 0;
 
   /** Akka's field name (Scala's name for the constructor's parameter). */
   public final RemotingFlightRecorder akka$remote$artery$tcp$TcpFraming$$flightRecorder;
@@ -98,6 +110,9 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
     if (version < 0 || version > ArteryTransport.HighestVersion()) {
       return "a frame of Artery protocol version " + version + " (this node speaks 0 to "
           + ArteryTransport.HighestVersion() + ")";
+    }
+    if (frame.getInt(SERIALIZER_OFFSET) == NULL_SERIALIZER_ID) {
+      return "a frame of Akka's null serializer (id 0): no Akka node sends a null message";
     }
     return null;
   }

@@ -43,12 +43,16 @@ class TcpFramingTest {
     assertTrue(Class.forName("akka.remote.artery.tcp.TcpFraming").getField("CHECKS_ENVELOPES").getBoolean(null));
   }
 
-  /** A frame of {@code size} bytes that passes as an envelope: version 0, then bytes that tell frames apart. */
+  /**
+   * A frame of {@code size} bytes that passes as an envelope: version 0, then bytes that tell frames apart (the
+   * serializer id, bytes 12 to 15, is not 0).
+   */
   private static byte[] envelope(int size, int seed) {
     byte[] b = new byte[size];
     for (int i = 1; i < size; i++) {
       b[i] = (byte) (seed * 31 + i);
     }
+    b[12] = 5;
     return b;
   }
 
@@ -132,6 +136,14 @@ class TcpFramingTest {
     assertInstanceOf(Framing.FramingException.class, t);
     assertTrue(t.getMessage().contains("Artery protocol version " + version + " (this node speaks 0 to 0)"),
         t.getMessage());
+  }
+
+  /** Akka's null serializer decodes anything to null, which no node sends: all-zero frames are garbage. */
+  @Test
+  void aFrameOfTheNullSerializerFails() {
+    Throwable t = failure(connection(2, envelope(28, 1), new byte[40]));
+    assertInstanceOf(Framing.FramingException.class, t);
+    assertTrue(t.getMessage().contains("a frame of Akka's null serializer (id 0)"), t.getMessage());
   }
 
   @Test
