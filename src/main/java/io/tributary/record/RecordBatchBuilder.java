@@ -96,15 +96,14 @@ public final class RecordBatchBuilder {
       int baseSequence,
       int partitionLeaderEpoch,
       int initialCapacityBytes) {
+    this(baseOffset, producerId, producerEpoch, baseSequence, partitionLeaderEpoch, newBuffer(initialCapacityBytes));
+  }
+
+  private static byte[] newBuffer(int initialCapacityBytes) {
     if (initialCapacityBytes < 0 || initialCapacityBytes > MAX_ARRAY_SIZE) {
       throw new IllegalArgumentException("invalid initial capacity " + initialCapacityBytes);
     }
-    this.baseOffset = baseOffset;
-    this.producerId = producerId;
-    this.producerEpoch = producerEpoch;
-    this.baseSequence = baseSequence;
-    this.partitionLeaderEpoch = partitionLeaderEpoch;
-    this.buf = new byte[Math.max(initialCapacityBytes, RecordBatch.HEADER_SIZE)];
+    return new byte[Math.max(initialCapacityBytes, RecordBatch.HEADER_SIZE)];
   }
 
   /**
