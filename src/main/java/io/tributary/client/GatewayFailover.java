@@ -40,7 +40,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>a request sent through it got no answer within {@code request.timeout.ms} and no other request through the
  *       same gateway was answered since that request was sent ({@link Health#timedOut}). A slow partition behind a
  *       live gateway does not move the client (other answers keep coming); a dead or hung node does, after one
- *       request timeout, as Kafka's client drops a connection whose request timed out.
+ *       request timeout, as Kafka's client drops a connection whose request timed out;
+ *   <li>another actor answers at its path: its node was killed and started again on the same address within
+ *       seconds, which death watch does not report (checked every {@value #INCARNATION_CHECK_MS} ms while requests
+ *       are in flight, {@link #checkIncarnation}).
  * </ul>
  *
  * <h2>Requests in flight</h2>
@@ -89,6 +92,9 @@ final class GatewayFailover {
   static final int MAX_HELD = 10_000;
 
   private static final long MAX_PROBE_TIMEOUT_MS = 5_000L;
+
+  /** How often the current gateway's incarnation is checked while requests are in flight ({@link #checkIncarnation}). */
+  static final long INCARNATION_CHECK_MS = 1_000L;
   private static final long MAX_PROBE_BACKOFF_MS = 1_000L;
 
   /**
@@ -233,6 +239,17 @@ final class GatewayFailover {
 
   private record GatewayTerminated(int generation) {}
 
+  /** Time to ask the current gateway's path who answers there ({@link #checkIncarnation}). */
+  private enum CheckIncarnation {
+    INSTANCE
+  }
+
+  /**
+   * The actor that answered an {@code Identify} at the path of the gateway of generation {@code generation}.
+   * Package-private for tests.
+   */
+  record IncarnationAnswer(int generation, akka.actor.ActorRef gateway) {}
+
   /** Stop sending: the local ActorSystem or the JVM shuts down. */
   private record Stop(String reason) {}
 
@@ -253,6 +270,8 @@ final class GatewayFailover {
   private final ArrayDeque<Held> held = new ArrayDeque<>();
 
   private ActorRef<ClientRequest> current;
+  /** The actor UID of the current gateway as last identified (its incarnation), or 0 while not known yet. */
+  private int currentUid;
   private int currentIndex;
   private int generation;
   private boolean probing;
@@ -298,6 +317,7 @@ final class GatewayFailover {
     this.retryBackoffMs = retryBackoffMs;
     health.failover = context.getSelf();
     use(initial, this.gateways.get(initial));
+    timers.startTimerWithFixedDelay(CheckIncarnation.INSTANCE, Duration.ofMillis(INCARNATION_CHECK_MS));
   }
 
   private Behavior<Object> onMessage(Object message) {
@@ -319,6 +339,10 @@ final class GatewayFailover {
         context.getLog().warn("Tributary gateway {} is gone; looking for another node", current.path());
         giveUpCurrent("gone");
       }
+    } else if (message == CheckIncarnation.INSTANCE) {
+      checkIncarnation();
+    } else if (message instanceof IncarnationAnswer a) {
+      onIncarnationAnswer(a);
     } else if (message instanceof ProbeAnswer a) {
       onProbeAnswer(a);
     } else if (message instanceof ProbeFailed f) {
@@ -338,10 +362,48 @@ final class GatewayFailover {
       context.unwatch(current);
     }
     current = gateway;
+    currentUid = gateway.path().uid(); // 0 for a ref resolved from a bootstrap address: learnt at the first check
     currentIndex = index;
     generation++;
     health.switched(generation);
     context.watchWith(gateway, new GatewayTerminated(generation));
+  }
+
+  /**
+   * While requests are in flight (or the current gateway's incarnation is not known yet), asks the current gateway's
+   * path, by actor selection as the probe does, which actor answers there. A node killed and started again within
+   * seconds on the same address is not reported by death watch (the new process answers its heartbeats) and its new
+   * gateway answers new requests, so neither rule of the class comment gives the old one up; the requests in flight
+   * to the old process would wait for {@code request.timeout.ms}. The new gateway has another actor UID: {@link
+   * #onIncarnationAnswer} gives the old one up, which fails those requests for a retry at once, as Kafka's client
+   * retries when the broker's TCP connection drops.
+   */
+  private void checkIncarnation() {
+    if (probing || (currentUid != 0 && health.inFlight() == 0)) {
+      return;
+    }
+    int gen = generation;
+    ActorSelection path = Adapter.toClassic(context.getSystem()).actorSelection(current.path());
+    CompletionStage<Object> answer = Patterns.ask(path, new Identify(gen), Duration.ofMillis(INCARNATION_CHECK_MS));
+    context.pipeToSelf(answer, (reply, failure) ->
+        reply instanceof ActorIdentity identity && identity.getActorRef().isPresent()
+            ? new IncarnationAnswer(gen, identity.getActorRef().get())
+            : new IncarnationAnswer(gen, null)); // nobody there, or no answer in time: nothing learnt
+  }
+
+  /** See {@link #checkIncarnation}: another actor at the current gateway's path means its node restarted. */
+  private void onIncarnationAnswer(IncarnationAnswer a) {
+    if (a.gateway() == null || a.generation() != generation || probing) {
+      return;
+    }
+    int uid = a.gateway().path().uid();
+    if (currentUid == 0) {
+      currentUid = uid;
+    } else if (uid != currentUid && !stopIfShuttingDown()) {
+      context.getLog().warn("Tributary gateway {} restarted (another incarnation answers at its address); looking "
+          + "for a node", current.path());
+      giveUpCurrent("restarted");
+    }
   }
 
   /**

@@ -173,7 +173,13 @@ public final class TributaryClient implements AutoCloseable {
       for (BrokerAddress address : addresses) {
         gateways.add(resolver.resolveActorRef(address.gatewayUri()));
       }
-      int first = findGateway(system, gateways, addresses, timeoutMs);
+      java.util.concurrent.atomic.AtomicReferenceArray<ActorRef<ClientRequest>> identified =
+          new java.util.concurrent.atomic.AtomicReferenceArray<>(gateways.size());
+      int first = findGateway(system, gateways, identified, addresses, timeoutMs);
+      // the ref that answered carries its actor's UID: the failover's incarnation check compares later answers to it
+      if (identified.get(first) != null) {
+        gateways.set(first, identified.get(first));
+      }
       return withFailover(system, gateways, first, true, config);
     } catch (RuntimeException | Error e) {
       terminate(system);
@@ -435,6 +441,15 @@ public final class TributaryClient implements AutoCloseable {
     return result;
   }
 
+  /**
+   * Tells the failover actor that {@code gateway} answered an {@code Identify} at the current gateway's path, as its
+   * incarnation check does every second while requests are in flight. For tests: another incarnation of a node that
+   * was killed and started again cannot be made in one JVM without death watch noticing.
+   */
+  void incarnationAnsweredForTest(akka.actor.ActorRef gateway) {
+    failover.tell(new GatewayFailover.IncarnationAnswer(health.generation(), gateway));
+  }
+
   /** How many requests sent through the failover are in flight (0 for an embedded client). For tests. */
   int inFlightRequests() {
     return health == null ? 0 : health.inFlight();
@@ -604,15 +619,16 @@ public final class TributaryClient implements AutoCloseable {
    *
    * @throws TributaryException ({@link ErrorCode#NETWORK_EXCEPTION}) when no gateway answered, with why
    */
-  private static int findGateway(
-      ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, List<BrokerAddress> addresses, int timeoutMs) {
+  private static int findGateway(ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways,
+      java.util.concurrent.atomic.AtomicReferenceArray<ActorRef<ClientRequest>> identified,
+      List<BrokerAddress> addresses, int timeoutMs) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     while (true) {
       long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
       int attemptMs = (int) Math.min(remainingMs, CONNECT_ATTEMPT_MS);
       Throwable failure;
       try {
-        return identifyFirst(system, gateways, attemptMs);
+        return identifyFirst(system, gateways, identified, attemptMs);
       } catch (ExecutionException | TimeoutException e) {
         failure = e;
       }
@@ -656,12 +672,14 @@ public final class TributaryClient implements AutoCloseable {
 
   /**
    * One round of {@link #findGateway}: the index of the first gateway (in list order) that answers Identify within
-   * {@code timeoutMs}.
+   * {@code timeoutMs}; each gateway that answers is put into {@code identified} at its index (the answering actor's
+   * ref, with its UID).
    *
    * @throws ExecutionException if every gateway failed (the cause: the last failure, e.g. an ask timeout)
    * @throws TimeoutException if the round did not end in time
    */
-  private static int identifyFirst(ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways, int timeoutMs)
+  private static int identifyFirst(ActorSystem<?> system, List<ActorRef<ClientRequest>> gateways,
+      java.util.concurrent.atomic.AtomicReferenceArray<ActorRef<ClientRequest>> identified, int timeoutMs)
       throws ExecutionException, TimeoutException {
     CompletableFuture<Integer> first = new CompletableFuture<>();
     AtomicInteger failures = new AtomicInteger();
@@ -679,6 +697,10 @@ public final class TributaryClient implements AutoCloseable {
           (response, failure) -> {
             boolean found = failure == null && response instanceof akka.actor.ActorIdentity id
                 && id.getActorRef().isPresent();
+            if (found) {
+              identified.set(index, akka.actor.typed.javadsl.Adapter.toTyped(
+                  ((akka.actor.ActorIdentity) response).getActorRef().get()));
+            }
             synchronized (state) {
               state[index] = found ? 1 : -1;
               for (int k = 0; k < state.length; k++) {

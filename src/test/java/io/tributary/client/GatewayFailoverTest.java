@@ -188,6 +188,36 @@ class GatewayFailoverTest {
     }
   }
 
+  /**
+   * A node killed and started again within seconds on the same address: death watch does not report it (the new
+   * process answers the heartbeats) and the new gateway answers new requests, but the batch in flight to the old
+   * process is lost. When another actor answers at the gateway's path (the incarnation check's Identify), the batch
+   * is resent at once, not after request.timeout.ms (two minutes here).
+   */
+  @Test
+  void aBatchInFlightToANodeThatRestartedIsResentWhenAnotherIncarnationAnswers() throws Exception {
+    Nodes n = nodes("restarted");
+    Map<String, Object> config =
+        Map.of(
+            ClientConfig.LINGER_MS, 0,
+            ClientConfig.REQUEST_TIMEOUT_MS, 120_000,
+            ClientConfig.DELIVERY_TIMEOUT_MS, 240_000,
+            ClientConfig.ENABLE_IDEMPOTENCE, "true",
+            ClientConfig.ACKS, "all",
+            ClientConfig.RETRY_BACKOFF_MS, 10);
+    try (TributaryClient client = client(n, config);
+        Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+      assertEquals(0L, send(producer, "restarted", "before").offset());
+      n.a().hung = true; // the old process: what it got is lost
+      var pending = producer.send(new ProducerRecord<>("restarted", 0, null, "in flight")).toCompletableFuture();
+      awaitTrue(() -> client.inFlightRequests() > 0, "the batch is in flight");
+
+      client.incarnationAnsweredForTest(akka.actor.typed.javadsl.Adapter.toClassic(n.b().ref));
+      assertEquals(1L, pending.get(30, TimeUnit.SECONDS).offset(), "resent without waiting for the timeout");
+      assertEquals(List.of("before", "in flight"), n.cluster().values("restarted", 0));
+    }
+  }
+
   /** Waits (bounded, against hangs only) until {@code condition} holds. */
   private static void awaitTrue(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
