@@ -154,6 +154,16 @@ class GatewayFailoverTest {
     }
   }
 
+  /** An idempotent producer that would wait two minutes (request.timeout.ms) for an answer that does not come. */
+  private static final Map<String, Object> IN_FLIGHT_CONFIG =
+      Map.of(
+          ClientConfig.LINGER_MS, 0,
+          ClientConfig.REQUEST_TIMEOUT_MS, 120_000,
+          ClientConfig.DELIVERY_TIMEOUT_MS, 240_000,
+          ClientConfig.ENABLE_IDEMPOTENCE, "true",
+          ClientConfig.ACKS, "all",
+          ClientConfig.RETRY_BACKOFF_MS, 10);
+
   /**
    * A batch in flight through a node that dies is resent through the other node as soon as death watch reports the
    * node gone, not after {@code request.timeout.ms} (two minutes here: the send would not complete within the bound).
@@ -161,15 +171,7 @@ class GatewayFailoverTest {
   @Test
   void aBatchInFlightThroughAGatewayThatIsGoneIsResentAtOnceThroughTheOther() throws Exception {
     Nodes n = nodes("inflight");
-    Map<String, Object> config =
-        Map.of(
-            ClientConfig.LINGER_MS, 0,
-            ClientConfig.REQUEST_TIMEOUT_MS, 120_000,
-            ClientConfig.DELIVERY_TIMEOUT_MS, 240_000,
-            ClientConfig.ENABLE_IDEMPOTENCE, "true",
-            ClientConfig.ACKS, "all",
-            ClientConfig.RETRY_BACKOFF_MS, 10);
-    try (TributaryClient client = client(n, config);
+    try (TributaryClient client = client(n, IN_FLIGHT_CONFIG);
         Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
       assertEquals(0L, send(producer, "inflight", "before").offset());
       n.a().hung = true; // the node swallows what it gets, as a node that was just SIGKILLed
@@ -197,15 +199,7 @@ class GatewayFailoverTest {
   @Test
   void aBatchInFlightToANodeThatRestartedIsResentWhenAnotherIncarnationAnswers() throws Exception {
     Nodes n = nodes("restarted");
-    Map<String, Object> config =
-        Map.of(
-            ClientConfig.LINGER_MS, 0,
-            ClientConfig.REQUEST_TIMEOUT_MS, 120_000,
-            ClientConfig.DELIVERY_TIMEOUT_MS, 240_000,
-            ClientConfig.ENABLE_IDEMPOTENCE, "true",
-            ClientConfig.ACKS, "all",
-            ClientConfig.RETRY_BACKOFF_MS, 10);
-    try (TributaryClient client = client(n, config);
+    try (TributaryClient client = client(n, IN_FLIGHT_CONFIG);
         Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
       assertEquals(0L, send(producer, "restarted", "before").offset());
       n.a().hung = true; // the old process: what it got is lost
