@@ -62,7 +62,9 @@ final class LocalCluster {
    * long-running {@code bin/tributary server} keeps C2; {@code --jvm-option=-XX:TieredStopAtLevel=4} gives C2 back.
    * The {@code CompileCommand}s are {@code bin/tributary server}'s (see there): they keep C2 from inlining the compute
    * step of Akka remoting's LRU caches into their shared {@code getOrCompute}, which it otherwise recompiled, at ~1
-   * CPU-s each time, for every new client connection.
+   * CPU-s each time, for every new client connection; and from inlining the message readers of {@code
+   * TributarySerializer} into its {@code fromBinary}, which C2 otherwise recompiled whole (0.05-0.21 CPU-s) whenever a
+   * manifest it had not yet seen arrived.
    */
   static final List<String> DEFAULT_JVM_OPTIONS = List.of(
       "-Xms128m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1", "-Dfile.encoding=UTF-8",
@@ -70,6 +72,8 @@ final class LocalCluster {
       "-XX:CompileCommand=dontinline,akka.remote.artery.ActorRefResolveCacheWithAddress::compute",
       "-XX:CompileCommand=dontinline,akka.remote.serialization.ActorRefResolveCache::compute",
       "-XX:CompileCommand=dontinline,akka.remote.artery.SerializationFormatCache::compute",
+      "-XX:CompileCommand=dontinline,io.tributary.serialization.TributarySerializer::read*",
+      "-XX:CompileCommand=dontinline,io.tributary.serialization.TributarySerializer::fromBinaryRare",
       "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED");
   /** A members file older than this is a stale view (its node writes it every second). */
   static final Duration STALE_VIEW = Duration.ofSeconds(5);
