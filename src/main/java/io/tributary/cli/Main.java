@@ -100,7 +100,7 @@ public final class Main implements Runnable {
     CommandLine.ParameterException problem = unknownOptionFirst(ex, args);
     CommandLine cmd = problem.getCommandLine();
     PrintWriter err = cmd.getErr();
-    String message = naturalMessage(problem);
+    String message = asTyped(naturalMessage(problem), problem, args);
     String hint = null;
     if (problem instanceof CommandLine.UnmatchedArgumentException unmatched) {
       KeyValueFlagHint.Hint keyValue = KeyValueFlagHint.of(unmatched, args);
@@ -155,10 +155,12 @@ public final class Main implements Runnable {
   /**
    * picocli 4.7's message for a {@code KEY=VALUE} option given without {@code =} says "Value for option option
    * '--config' (KEY=VALUE) should be in KEY=VALUE format but was x" (its option description already starts with
-   * "option"); this says {@code --config must be KEY=VALUE, was 'x'}, as this CLI's own checks do.
+   * "option"; a multi-value option adds "at index N"); this says {@code --config must be KEY=VALUE, was 'x'}, as
+   * this CLI's own checks do.
    */
   private static final Pattern KEY_VALUE_MESSAGE =
-      Pattern.compile("Value for option (?:option )?'([^']+)' \\([^)]*\\) should be in KEY=VALUE format but was (.*)",
+      Pattern.compile("Value for option (?:option )?'([^']+)'(?: at index \\d+)? \\([^)]*\\)"
+          + " should be in KEY=VALUE format but was (.*)",
           Pattern.DOTALL);
 
   static String naturalMessage(CommandLine.ParameterException ex) {
@@ -168,6 +170,28 @@ public final class Main implements Runnable {
       return m.group(1) + " must be KEY=VALUE, was '" + m.group(2) + "'";
     }
     return message.replace("option option '", "option '");
+  }
+
+  /**
+   * picocli names an option by its longest name in its messages: {@code perf produce --producer-props garbage} said
+   * "--command-property must be KEY=VALUE" (Kafka 4's alias of that option). This puts back the name the user typed.
+   */
+  static String asTyped(String message, CommandLine.ParameterException ex, String[] args) {
+    if (!(ex.getArgSpec() instanceof CommandLine.Model.OptionSpec option) || option.names().length < 2
+        || args == null) {
+      return message;
+    }
+    for (String arg : args) {
+      if (arg.equals("--")) {
+        break;
+      }
+      int eq = arg.indexOf('=');
+      String name = eq < 0 ? arg : arg.substring(0, eq);
+      if (List.of(option.names()).contains(name)) {
+        return name.equals(option.longestName()) ? message : message.replace(option.longestName(), name);
+      }
+    }
+    return message;
   }
 
   /**

@@ -138,7 +138,13 @@ class CommandLineTest {
   @CsvSource({
     "topics --bootstrap-server 127.0.0.1:9092 --create --topic t --config retention.ms, --config, retention.ms",
     "produce --bootstrap-server 127.0.0.1:9092 --topic t --producer-property linger.ms, --producer-property, linger.ms",
-    "consume --bootstrap-server 127.0.0.1:9092 --topic t --property print.key, --property, print.key"
+    "consume --bootstrap-server 127.0.0.1:9092 --topic t --property print.key, --property, print.key",
+    // the option as typed, not picocli's longest alias of it (--command-property, Kafka 4's name)
+    "perf produce --topic t --num-records 1 --record-size 1 --throughput -1 --producer-props garbage,"
+        + " --producer-props, garbage",
+    "perf produce --topic t --num-records 1 --record-size 1 --throughput -1 --command-property garbage,"
+        + " --command-property, garbage",
+    "perf consume --topic t --messages 1 --consumer-props garbage, --consumer-props, garbage"
   })
   void aKeyValueOptionWithoutEqualsSignReadsNaturally(String command, String option, String value) {
     Run r = run(command.split(" "));
