@@ -93,7 +93,10 @@ final class GatewayFailover {
 
   private static final long MAX_PROBE_TIMEOUT_MS = 5_000L;
 
-  /** How often the current gateway's incarnation is checked while requests are in flight ({@link #checkIncarnation}). */
+  /**
+   * How often (ms) the current gateway's incarnation is checked while requests are in flight ({@link
+   * #checkIncarnation}).
+   */
   static final long INCARNATION_CHECK_MS = 1_000L;
   private static final long MAX_PROBE_BACKOFF_MS = 1_000L;
 
@@ -383,12 +386,24 @@ final class GatewayFailover {
       return;
     }
     int gen = generation;
-    ActorSelection path = Adapter.toClassic(context.getSystem()).actorSelection(current.path());
-    CompletionStage<Object> answer = Patterns.ask(path, new Identify(gen), Duration.ofMillis(INCARNATION_CHECK_MS));
-    context.pipeToSelf(answer, (reply, failure) ->
+    // null: nobody there, or no answer in time: nothing learnt
+    identifyAt(current.path(), Duration.ofMillis(INCARNATION_CHECK_MS), ref -> new IncarnationAnswer(gen, ref));
+  }
+
+  /**
+   * Asks the actor at {@code path} with {@code Identify}, by path rather than through a ref: Artery drops every
+   * message to a ref of a quarantined node, but lets an actor selection through and then shakes hands with whatever
+   * incarnation now listens there (see the class comment). The answer comes back to this actor as {@code
+   * toMessage.apply(ref)}, with the answering actor's ref (its UID included), or null when nobody is there or no
+   * answer came within {@code timeout}.
+   */
+  private void identifyAt(
+      akka.actor.ActorPath path, Duration timeout, java.util.function.Function<akka.actor.ActorRef, Object> toMessage) {
+    ActorSelection selection = Adapter.toClassic(context.getSystem()).actorSelection(path);
+    CompletionStage<Object> answer = Patterns.ask(selection, new Identify(0), timeout);
+    context.pipeToSelf(answer, (reply, failure) -> toMessage.apply(
         reply instanceof ActorIdentity identity && identity.getActorRef().isPresent()
-            ? new IncarnationAnswer(gen, identity.getActorRef().get())
-            : new IncarnationAnswer(gen, null)); // nobody there, or no answer in time: nothing learnt
+            ? identity.getActorRef().get() : null));
   }
 
   /** See {@link #checkIncarnation}: another actor at the current gateway's path means its node restarted. */
@@ -490,19 +505,9 @@ final class GatewayFailover {
     for (int i = 0; i < gateways.size(); i++) {
       int index = i;
       int thisRound = round;
-      // By path, not through the ref: Artery drops every message to a ref of a quarantined node, but lets an actor
-      // selection through and then shakes hands with whatever incarnation now listens there (see the class comment).
-      ActorSelection gateway = Adapter.toClassic(context.getSystem()).actorSelection(gateways.get(i).path());
-      CompletionStage<Object> answer = Patterns.ask(gateway, new Identify(index), timeout);
-      context.pipeToSelf(
-          answer,
-          (reply, failure) -> {
-            if (reply instanceof ActorIdentity identity && identity.getActorRef().isPresent()) {
-              ActorRef<ClientRequest> ref = Adapter.toTyped(identity.getActorRef().get());
-              return new ProbeAnswer(thisRound, index, ref);
-            }
-            return new ProbeFailed(thisRound, index);
-          });
+      identifyAt(gateways.get(i).path(), timeout, ref -> ref != null
+          ? new ProbeAnswer(thisRound, index, Adapter.<ClientRequest>toTyped(ref))
+          : new ProbeFailed(thisRound, index));
     }
   }
 
