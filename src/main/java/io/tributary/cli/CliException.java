@@ -12,4 +12,25 @@ public final class CliException extends RuntimeException {
   public CliException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /**
+   * Why a file could not be read, in words: {@code no such file}, {@code permission denied}, {@code it is a
+   * directory}, {@code it is not UTF-8 text}; otherwise the exception's message (the JDK's file exceptions carry only
+   * the path, which the caller's message already names).
+   */
+  static String readFailure(java.io.IOException e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "permission denied";
+    }
+    if (e instanceof java.nio.charset.CharacterCodingException) {
+      return "it is not UTF-8 text";
+    }
+    if ("Is a directory".equals(e.getMessage())) {
+      return "it is a directory";
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
 }

@@ -17,11 +17,17 @@ final class CommandConfig {
    * The settings in {@code file}, checked as an admin client's ({@link ClientSettingsCheck}); empty when {@code
    * file} is null.
    *
-   * @throws CliException if the file cannot be read
-   * @throws CommandLine.ParameterException if a setting has a bad value
+   * @throws CommandLine.ParameterException if the file cannot be read (a usage error, as {@code --payload-file}'s) or
+   *     a setting has a bad value
    */
   static Map<String, Object> load(CommandLine commandLine, Path file) {
-    Map<String, Object> config = load(file);
+    Map<String, Object> config;
+    try {
+      config = load(file);
+    } catch (java.io.UncheckedIOException e) {
+      throw new CommandLine.ParameterException(commandLine,
+          "Cannot read --command-config " + file + ": " + CliException.readFailure(e.getCause()));
+    }
     ClientSettingsCheck.check(commandLine, "--command-config " + file, ClientSettingsCheck.Kind.ADMIN, config);
     return config;
   }
@@ -29,7 +35,7 @@ final class CommandConfig {
   /**
    * The settings in {@code file}; empty when {@code file} is null.
    *
-   * @throws CliException if the file cannot be read
+   * @throws java.io.UncheckedIOException if the file cannot be read
    */
   private static Map<String, Object> load(Path file) {
     Map<String, Object> config = new HashMap<>();
@@ -38,7 +44,7 @@ final class CommandConfig {
       try (Reader in = Files.newBufferedReader(file)) {
         props.load(in);
       } catch (IOException e) {
-        throw new CliException("Cannot read --command-config " + file + ": " + e.getMessage(), e);
+        throw new java.io.UncheckedIOException(e);
       }
       props.stringPropertyNames().forEach(k -> config.put(k, props.getProperty(k)));
     }

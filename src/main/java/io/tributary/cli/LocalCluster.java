@@ -108,7 +108,7 @@ final class LocalCluster {
       throw new CliException("No local cluster in " + dir.toAbsolutePath().normalize() + " (no " + PROPERTIES_FILE
           + "); start one with: tributary cluster start --nodes N --data-dir " + dir);
     } catch (IOException e) {
-      throw new CliException("Cannot read " + file + ": " + e.getMessage(), e);
+      throw new CliException("Cannot read " + file + ": " + CliException.readFailure(e), e);
     }
     try {
       int nodes = Integer.parseInt(p.getProperty("nodes", "").trim());

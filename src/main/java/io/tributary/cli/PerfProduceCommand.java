@@ -160,9 +160,9 @@ final class PerfProduceCommand implements Callable<Integer> {
     try {
       text = java.nio.file.Files.readString(payloadFile, java.nio.charset.StandardCharsets.UTF_8);
     } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      String why = e instanceof java.nio.file.NoSuchFileException ? "no such file"
-          : e instanceof java.nio.charset.CharacterCodingException ? "it is not UTF-8 text (as Kafka's, it must be)"
-          : e.getMessage();
+      java.io.IOException cause = e instanceof java.io.UncheckedIOException u ? u.getCause() : (java.io.IOException) e;
+      String why = cause instanceof java.nio.charset.CharacterCodingException
+          ? "it is not UTF-8 text (as Kafka's, it must be)" : CliException.readFailure(cause);
       throw new CommandLine.ParameterException(cl, "Cannot read --payload-file " + payloadFile + ": " + why);
     }
     return splitPayloads(cl, text, unescape(payloadDelimiter), payloadFile.toString());

@@ -89,7 +89,7 @@ final class QuickstartInput {
       }
       return new QuickstartInput(file.toString(), Files.readAllBytes(file));
     } catch (IOException e) {
-      throw new CliException("Cannot read " + file + ": " + e.getMessage(), e);
+      throw new CliException("Cannot read " + file + ": " + CliException.readFailure(e), e);
     }
   }
 

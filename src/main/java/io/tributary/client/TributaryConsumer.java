@@ -1325,7 +1325,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
           attemptTimeout -> sendCommit(offsets, commitMemberId, commitGeneration, attemptTimeout),
           response -> response.error() == ErrorCode.NONE
               ? null
-              : commitError(response.error(), response.errorMessage()));
+              : commitError(response.error(), response.errorMessage(), offsets));
     } catch (TributaryException e) {
       onCommitRejected(commitMemberId, e.errorCode());
       throw e;
@@ -1393,7 +1393,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
             TributaryClient.toException(
                 outcome.failure(), "commit offsets of group " + settings.groupId(), settings.requestTimeoutMs());
       } else if (outcome.response().error() != ErrorCode.NONE) {
-        error = commitError(outcome.response().error(), outcome.response().errorMessage());
+        error = commitError(outcome.response().error(), outcome.response().errorMessage(), outcome.offsets());
       }
       if (error == null) {
         markCommitted(outcome.offsets());
@@ -1450,8 +1450,26 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     }
   }
 
-  private TributaryException commitError(ErrorCode error, String serverMessage) {
+  /**
+   * The exception of a refused commit of {@code offsets}, with advice that fits why: an assign() consumer is not a
+   * member of its group; a member committed partitions it is not assigned; or the group rebalanced (application
+   * thread).
+   */
+  private TributaryException commitError(ErrorCode error, String serverMessage,
+      Map<TopicPartition, OffsetAndMetadata> offsets) {
     String detail = serverMessage != null ? serverMessage : error.defaultMessage();
+    boolean refusedMember = error == ErrorCode.ILLEGAL_GENERATION || error == ErrorCode.UNKNOWN_MEMBER_ID;
+    if (refusedMember && mode != Mode.SUBSCRIBED) {
+      return new TributaryException(error, "Commit refused by group " + settings.groupId() + " (" + detail
+          + "): this consumer uses assign() and is not a member of the group; as in Kafka, while a group has members"
+          + " only they can commit its offsets. Use a group.id of its own for this consumer");
+    }
+    List<TopicPartition> notAssigned = offsets.keySet().stream().filter(tp -> !assigned.containsKey(tp)).toList();
+    if (refusedMember && !notAssigned.isEmpty()) {
+      return new TributaryException(error, "Commit refused by group " + settings.groupId() + " (" + detail
+          + "): " + notAssigned + " is not among this consumer's assigned partitions (it never was, or a rebalance"
+          + " moved it away); a member commits only the partitions it is assigned");
+    }
     return switch (error) {
       case ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS -> new TributaryException(
           error,

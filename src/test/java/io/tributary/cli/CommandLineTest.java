@@ -485,6 +485,19 @@ class CommandLineTest {
         + " expected an integer", r.err().lines().findFirst().orElse(""));
   }
 
+  /** A --command-config file that cannot be read is a usage error that says why, before connecting. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {"missing.properties | no such file", " | it is a directory"})
+  void anUnreadableCommandConfigFileIsAUsageErrorThatSaysWhy(
+      String name, String why, @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws IOException {
+    java.nio.file.Path config = name == null ? tmp : tmp.resolve(name);
+    Run r = run("topics", "--list", "--bootstrap-server", "127.0.0.1:" + closedPort(), "--command-config",
+        config.toString());
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    assertEquals("Error: Cannot read --command-config " + config + ": " + why,
+        r.err().lines().findFirst().orElse(""));
+  }
+
   @Test
   void verboseAddsTheStackTrace() {
     Run r = run("quickstart", "--verbose", "--file", "/nonexistent/tributary-input.txt");

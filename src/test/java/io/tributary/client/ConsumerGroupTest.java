@@ -324,6 +324,31 @@ class ConsumerGroupTest {
   }
 
   @Test
+  void anAssignedConsumersCommitToAGroupWithMembersIsRefusedWithAdviceForAssign() {
+    Setup s = setup();
+    s.fake().createTopic("shared", 1);
+    String group = newGroup();
+    TopicPartition tp = new TopicPartition("shared", 0);
+    try (TributaryClient client = s.client()) {
+      produce(client, "shared", 0, "v", 3);
+      Consumer<String, String> member = consumer(client, config(group));
+      member.subscribe(List.of("shared"));
+      memberIdOf(s.fake(), group, 1);
+      Consumer<String, String> assigned = consumer(client, config(group));
+      assigned.assign(List.of(tp));
+      List<ConsumerRecord<String, String>> records = new ArrayList<>();
+      pollUntil(assigned, records, () -> records.size() >= 3);
+
+      TributaryException e = assertThrows(TributaryException.class, assigned::commitSync);
+      assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, e.errorCode());
+      assertTrue(e.getMessage().contains("this consumer uses assign() and is not a member of the group"),
+          e.getMessage());
+      assertFalse(e.getMessage().contains("rebalanced"), e.getMessage());
+      assertEquals(-1, s.fake().committedOffset(group, tp), "nothing stored");
+    }
+  }
+
+  @Test
   void aStaleGenerationCommitFailsWithIllegalGenerationAndTheMemberRejoins() {
     Setup s = setup();
     s.fake().createTopic("stale", 1);
@@ -341,6 +366,7 @@ class ConsumerGroupTest {
       s.fake().setGeneration(group, 2); // the group moved on without this member
       TributaryException e = assertThrows(TributaryException.class, consumer::commitSync);
       assertEquals(ErrorCode.ILLEGAL_GENERATION, e.errorCode());
+      assertTrue(e.getMessage().contains("has rebalanced"), e.getMessage());
       assertFalse(e.isRetriable());
       assertEquals(-1, s.fake().committedOffset(group, tp));
       JoinGroup rejoin = s.fake().awaitRequest(JoinGroup.class, j -> j.memberId().equals(member));
