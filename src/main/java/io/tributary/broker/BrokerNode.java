@@ -104,7 +104,8 @@ public final class BrokerNode implements AutoCloseable {
       file = Path.of("application.conf");
     }
     if (file != null && !Files.isRegularFile(file)) {
-      throw new IllegalArgumentException("Config file " + file + " does not exist");
+      throw new IllegalArgumentException("Config file " + file
+          + (Files.isDirectory(file) ? " is a directory" : " does not exist"));
     }
     Config unresolved = ConfigFactory.parseMap(overrides == null ? Map.of() : overrides)
         .withFallback(ConfigFactory.systemProperties())

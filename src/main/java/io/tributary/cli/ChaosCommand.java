@@ -467,8 +467,8 @@ final class ChaosCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(cl, "--min-insync-replicas must be at least 1, was "
           + minInsyncReplicas);
     }
-    if (config != null && !Files.isRegularFile(config)) {
-      throw new CommandLine.ParameterException(cl, "--config " + config + " does not exist");
+    if (config != null) {
+      CliException.requireReadableFile(cl, "--config", config);
     }
   }
 

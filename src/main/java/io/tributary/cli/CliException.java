@@ -14,6 +14,22 @@ public final class CliException extends RuntimeException {
   }
 
   /**
+   * Checks that {@code file}, given with {@code option}, is a readable regular file, before anything is started.
+   *
+   * @throws picocli.CommandLine.ParameterException (a usage error, exit 2) "Cannot read OPTION FILE: WHY", with WHY
+   *     {@code no such file}, {@code it is a directory} or {@code permission denied}
+   */
+  static void requireReadableFile(picocli.CommandLine commandLine, String option, java.nio.file.Path file) {
+    String why = !java.nio.file.Files.exists(file) ? "no such file"
+        : java.nio.file.Files.isDirectory(file) ? "it is a directory"
+        : !java.nio.file.Files.isRegularFile(file) ? "it is not a regular file"
+        : !java.nio.file.Files.isReadable(file) ? "permission denied" : null;
+    if (why != null) {
+      throw new picocli.CommandLine.ParameterException(commandLine, "Cannot read " + option + " " + file + ": " + why);
+    }
+  }
+
+  /**
    * Why a file could not be read, in words: {@code no such file}, {@code permission denied}, {@code it is a
    * directory}, {@code it is not UTF-8 text}; otherwise the exception's message (the JDK's file exceptions carry only
    * the path, which the caller's message already names).

@@ -185,8 +185,8 @@ final class ClusterCommand implements Runnable {
             + nodes + " nodes (ports P..P+" + (nodes - 1) + "), was " + basePort);
       }
       checkTimeout(cl, timeoutSeconds);
-      if (config != null && !Files.isRegularFile(config)) {
-        throw new CommandLine.ParameterException(cl, "--config " + config + " does not exist");
+      if (config != null) {
+        CliException.requireReadableFile(cl, "--config", config);
       }
       return new LocalCluster(dataDir.dir(), nodes, basePort, config, jvmOptions);
     }

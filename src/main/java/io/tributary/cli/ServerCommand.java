@@ -107,6 +107,9 @@ final class ServerCommand implements Callable<Integer> {
     if (!seeds.isEmpty()) {
       overrides.put("akka.cluster.seed-nodes", seeds);
     }
+    if (config != null) {
+      CliException.requireReadableFile(spec.commandLine(), "--config", config);
+    }
     Config nodeConfig;
     try {
       nodeConfig = BrokerNode.config(config, overrides);

@@ -108,7 +108,11 @@ class ClusterCommandTest {
     Run r = run("cluster", "start", "--nodes", "1", "--data-dir", dir(), "--config", tmp.resolve("nope.conf")
         .toString());
     assertEquals(Main.EXIT_USAGE, r.exitCode());
-    assertTrue(r.err().contains("nope.conf"), r.err());
+    assertTrue(r.err().startsWith("Error: Cannot read --config " + tmp.resolve("nope.conf") + ": no such file"),
+        r.err());
+    Run dir = run("cluster", "start", "--nodes", "1", "--data-dir", dir(), "--config", tmp.toString());
+    assertEquals(Main.EXIT_USAGE, dir.exitCode());
+    assertTrue(dir.err().startsWith("Error: Cannot read --config " + tmp + ": it is a directory"), dir.err());
   }
 
   @Test

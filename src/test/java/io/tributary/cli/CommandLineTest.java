@@ -498,6 +498,18 @@ class CommandLineTest {
         r.err().lines().findFirst().orElse(""));
   }
 
+  /** A server --config that is missing or a directory is a usage error that says which, before anything starts. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {"missing.conf | no such file", " | it is a directory"})
+  void anUnreadableServerConfigFileIsAUsageErrorThatSaysWhy(
+      String name, String why, @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+    java.nio.file.Path config = name == null ? tmp : tmp.resolve(name);
+    Run r = run("server", "--config", config.toString(), "--port", "0", "--data-dir", tmp.resolve("data").toString());
+    assertEquals(Main.EXIT_USAGE, r.exitCode(), r.err());
+    assertEquals("Error: Cannot read --config " + config + ": " + why, r.err().lines().findFirst().orElse(""));
+    assertFalse(java.nio.file.Files.exists(tmp.resolve("data")), "nothing started");
+  }
+
   @Test
   void verboseAddsTheStackTrace() {
     Run r = run("quickstart", "--verbose", "--file", "/nonexistent/tributary-input.txt");
