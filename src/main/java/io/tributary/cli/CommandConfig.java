@@ -17,37 +17,24 @@ final class CommandConfig {
    * The settings in {@code file}, checked as an admin client's ({@link ClientSettingsCheck}); empty when {@code
    * file} is null.
    *
-   * @throws CommandLine.ParameterException if the file cannot be read (a usage error, as {@code --payload-file}'s) or
-   *     a setting has a bad value
+   * @throws CommandLine.ParameterException (a usage error) if the file cannot be read, as {@code --config}'s
+   *     ({@link CliException#requireReadableFile}), or a setting has a bad value
    */
   static Map<String, Object> load(CommandLine commandLine, Path file) {
-    Map<String, Object> config;
-    try {
-      config = load(file);
-    } catch (java.io.UncheckedIOException e) {
-      throw new CommandLine.ParameterException(commandLine,
-          "Cannot read --command-config " + file + ": " + CliException.readFailure(e.getCause()));
-    }
-    ClientSettingsCheck.check(commandLine, "--command-config " + file, ClientSettingsCheck.Kind.ADMIN, config);
-    return config;
-  }
-
-  /**
-   * The settings in {@code file}; empty when {@code file} is null.
-   *
-   * @throws java.io.UncheckedIOException if the file cannot be read
-   */
-  private static Map<String, Object> load(Path file) {
     Map<String, Object> config = new HashMap<>();
-    if (file != null) {
-      Properties props = new Properties();
-      try (Reader in = Files.newBufferedReader(file)) {
-        props.load(in);
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-      props.stringPropertyNames().forEach(k -> config.put(k, props.getProperty(k)));
+    if (file == null) {
+      return config;
     }
+    CliException.requireReadableFile(commandLine, "--command-config", file);
+    Properties props = new Properties();
+    try (Reader in = Files.newBufferedReader(file)) {
+      props.load(in);
+    } catch (IOException e) { // e.g. removed since the check
+      throw new CommandLine.ParameterException(commandLine,
+          "Cannot read --command-config " + file + ": " + CliException.readFailure(e));
+    }
+    props.stringPropertyNames().forEach(k -> config.put(k, props.getProperty(k)));
+    ClientSettingsCheck.check(commandLine, "--command-config " + file, ClientSettingsCheck.Kind.ADMIN, config);
     return config;
   }
 }

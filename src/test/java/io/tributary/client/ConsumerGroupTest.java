@@ -349,6 +349,32 @@ class ConsumerGroupTest {
   }
 
   @Test
+  void aRefusedCommitOfAPartitionTheMemberIsNotAssignedSaysSo() {
+    Setup s = setup();
+    s.fake().createTopic("two", 2);
+    String group = newGroup();
+    TopicPartition mine = new TopicPartition("two", 0);
+    TopicPartition other = new TopicPartition("two", 1);
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, config(group));
+      consumer.subscribe(List.of("two"));
+      String member = memberIdOf(s.fake(), group, 1);
+      s.fake().push(group, member, 1, "cooperative-sticky", mine);
+      pollUntil(consumer, acked(s.fake(), group, 1));
+
+      // the coordinator's answer for a partition the member does not own (GroupCoordinator.onCommit)
+      s.fake().commitFaults.add(ErrorCode.ILLEGAL_GENERATION);
+      TributaryException e = assertThrows(TributaryException.class,
+          () -> consumer.commitSync(Map.of(other, new OffsetAndMetadata(3, ""))));
+      assertEquals(ErrorCode.ILLEGAL_GENERATION, e.errorCode());
+      assertTrue(e.getMessage().contains("[two-1] is not among this consumer's assigned partitions"),
+          e.getMessage());
+      assertFalse(e.getMessage().contains("has rebalanced"), e.getMessage());
+      assertEquals(-1, s.fake().committedOffset(group, other), "nothing stored");
+    }
+  }
+
+  @Test
   void aStaleGenerationCommitFailsWithIllegalGenerationAndTheMemberRejoins() {
     Setup s = setup();
     s.fake().createTopic("stale", 1);
