@@ -1,5 +1,9 @@
 package io.tributary.cli;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import picocli.CommandLine;
+
 /**
  * A command failed for a reason the user can act on; the CLI prints {@code Error: <message>} on stderr and exits with
  * {@link Main#EXIT_FAILURE}.
@@ -16,16 +20,17 @@ public final class CliException extends RuntimeException {
   /**
    * Checks that {@code file}, given with {@code option}, is a readable regular file, before anything is started.
    *
-   * @throws picocli.CommandLine.ParameterException (a usage error, exit 2) "Cannot read OPTION FILE: WHY", with WHY
-   *     {@code no such file}, {@code it is a directory} or {@code permission denied}
+   * @throws CommandLine.ParameterException (a usage error, exit 2) "Cannot read OPTION FILE: WHY", with WHY {@code
+   *     no such file}, {@code it is a directory}, {@code it is not a regular file} (a device, a FIFO) or {@code
+   *     permission denied}
    */
-  static void requireReadableFile(picocli.CommandLine commandLine, String option, java.nio.file.Path file) {
-    String why = !java.nio.file.Files.exists(file) ? "no such file"
-        : java.nio.file.Files.isDirectory(file) ? "it is a directory"
-        : !java.nio.file.Files.isRegularFile(file) ? "it is not a regular file"
-        : !java.nio.file.Files.isReadable(file) ? "permission denied" : null;
+  static void requireReadableFile(CommandLine commandLine, String option, Path file) {
+    String why = !Files.exists(file) ? "no such file"
+        : Files.isDirectory(file) ? "it is a directory"
+        : !Files.isRegularFile(file) ? "it is not a regular file"
+        : !Files.isReadable(file) ? "permission denied" : null;
     if (why != null) {
-      throw new picocli.CommandLine.ParameterException(commandLine, "Cannot read " + option + " " + file + ": " + why);
+      throw new CommandLine.ParameterException(commandLine, "Cannot read " + option + " " + file + ": " + why);
     }
   }
 

@@ -136,6 +136,20 @@ class ConsumerGroupTest {
   }
 
   /** The member id the fake gave to the nth join of the group. */
+  /**
+   * Makes {@code consumer} (subscribed, not yet polled) the only member of {@code group} in generation 1, with {@code
+   * assigned} as its cooperative-sticky assignment, and polls until it acknowledged that assignment.
+   *
+   * @return its member id
+   */
+  private static String joinAlone(Setup s, Consumer<String, String> consumer, String group,
+      TopicPartition... assigned) {
+    String member = memberIdOf(s.fake(), group, 1);
+    s.fake().push(group, member, 1, "cooperative-sticky", assigned);
+    pollUntil(consumer, acked(s.fake(), group, 1));
+    return member;
+  }
+
   private static String memberIdOf(FakeGateway fake, String group, int nth) {
     JoinGroup j = join(fake, group, nth);
     return j.memberId().isEmpty() ? group + "-member-" + nth : j.memberId();
@@ -358,9 +372,7 @@ class ConsumerGroupTest {
     try (TributaryClient client = s.client()) {
       Consumer<String, String> consumer = consumer(client, config(group));
       consumer.subscribe(List.of("two"));
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", mine);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, mine);
 
       // the coordinator's answer for a partition the member does not own (GroupCoordinator.onCommit)
       s.fake().commitFaults.add(ErrorCode.ILLEGAL_GENERATION);
@@ -481,9 +493,7 @@ class ConsumerGroupTest {
               calls.add("assigned " + sorted(partitions));
             }
           });
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", p0, p1);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, p0, p1);
 
       s.fake().removeMember(group, member, ErrorCode.UNKNOWN_MEMBER_ID, "session expired");
       pollUntil(consumer, () -> s.fake().requests(JoinGroup.class, j -> j.groupId().equals(group)).size() == 2);
@@ -513,9 +523,7 @@ class ConsumerGroupTest {
       Consumer<String, String> consumer = consumer(client, config(group));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("ghost"), listener);
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", p0);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, p0);
       s.fake().push(group, member, 3, "cooperative-sticky", p0);
       pollUntil(consumer, acked(s.fake(), group, 3));
       s.fake().push(group, member, 2, "cooperative-sticky", p1); // stale: lower generation
@@ -538,9 +546,7 @@ class ConsumerGroupTest {
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("fenced"), listener);
       assertEquals("instance-1", join(s.fake(), group, 1).groupInstanceId());
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", tp);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, tp);
 
       s.fake().removeMember(group, member, ErrorCode.FENCED_INSTANCE_ID, "a newer instance-1 joined");
       TributaryException e = assertInstanceOf(TributaryException.class, pollUntilThrows(consumer));
@@ -564,9 +570,7 @@ class ConsumerGroupTest {
       Consumer<String, String> consumer = consumer(client, config(group, ClientConfig.HEARTBEAT_INTERVAL_MS, 20));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("beat"), listener);
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", tp);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, tp);
       Heartbeat heartbeat = s.fake().awaitRequest(Heartbeat.class, h -> h.memberId().equals(member));
       assertEquals(group, heartbeat.groupId());
 
@@ -591,9 +595,7 @@ class ConsumerGroupTest {
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("slow"), listener);
       assertEquals(1_500, join(s.fake(), group, 1).rebalanceTimeoutMs());
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", tp);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, tp);
 
       // the application stops calling poll: the member actor leaves by itself
       LeaveGroup leave = s.fake().awaitRequest(LeaveGroup.class, l -> l.memberId().equals(member));
@@ -650,9 +652,7 @@ class ConsumerGroupTest {
     try (TributaryClient client = s.client()) {
       Consumer<String, String> consumer = consumer(client, config(group));
       consumer.subscribe(List.of("pause"));
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", p0, p1);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, p0, p1);
       assertThrows(IllegalStateException.class, () -> consumer.pause(List.of(p0, p2)), "p2 is not assigned");
       assertTrue(consumer.paused().isEmpty(), "all or nothing");
       consumer.pause(List.of(p0, p1));
@@ -716,9 +716,7 @@ class ConsumerGroupTest {
           consumer(client, config(group, ClientConfig.GROUP_INSTANCE_ID, "static-1"));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("static"), listener);
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", tp);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, tp);
 
       consumer.close(Duration.ofSeconds(10));
       assertEquals(List.of("assigned [static-0]", "revoked [static-0]"), listener.calls);
@@ -986,9 +984,7 @@ class ConsumerGroupTest {
               config(group, ClientConfig.SESSION_TIMEOUT_MS, 1_000, ClientConfig.HEARTBEAT_INTERVAL_MS, 20));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("silent"), listener);
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", tp);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      joinAlone(s, consumer, group, tp);
 
       s.fake().blackholeHeartbeats = true; // the coordinator is unreachable
       pollUntil(consumer, () -> s.fake().requests(JoinGroup.class, j -> j.groupId().equals(group)).size() == 2);
@@ -1052,9 +1048,7 @@ class ConsumerGroupTest {
       Consumer<String, String> consumer = consumer(client, config(group));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("first"), listener);
-      String member = memberIdOf(s.fake(), group, 1);
-      s.fake().push(group, member, 1, "cooperative-sticky", first);
-      pollUntil(consumer, acked(s.fake(), group, 1));
+      String member = joinAlone(s, consumer, group, first);
 
       consumer.subscribe(List.of("first", "second"), listener); // a new subscription: the member rejoins with it
       JoinGroup rejoin = s.fake().awaitRequest(JoinGroup.class, j -> j.memberId().equals(member));
