@@ -372,7 +372,7 @@ class ConsumerGroupTest {
     try (TributaryClient client = s.client()) {
       Consumer<String, String> consumer = consumer(client, config(group));
       consumer.subscribe(List.of("two"));
-      String member = joinAlone(s, consumer, group, mine);
+      joinAlone(s, consumer, group, mine);
 
       // the coordinator's answer for a partition the member does not own (GroupCoordinator.onCommit)
       s.fake().commitFaults.add(ErrorCode.ILLEGAL_GENERATION);
@@ -716,7 +716,7 @@ class ConsumerGroupTest {
           consumer(client, config(group, ClientConfig.GROUP_INSTANCE_ID, "static-1"));
       Recorder listener = new Recorder();
       consumer.subscribe(List.of("static"), listener);
-      String member = joinAlone(s, consumer, group, tp);
+      joinAlone(s, consumer, group, tp);
 
       consumer.close(Duration.ofSeconds(10));
       assertEquals(List.of("assigned [static-0]", "revoked [static-0]"), listener.calls);
