@@ -74,6 +74,12 @@ import scala.util.Try;
  * write with tags, or while a persistence query subscribes to changes (neither is used by the broker), goes through
  * Akka's own path unchanged.
  *
+ * <p>For the same reason a new persistence id's numeric id is recorded in a file beside the store
+ * ({@link PersistenceIdLog}), not under Akka's mapping key {@code (1, 0, numericId)}: that key sits below every event
+ * key, so the first table flushed after a partition is created would span the whole store and its compaction rewrite
+ * every table it overlaps. Ids Akka's journal (or an earlier version of this one) mapped in the store are still read
+ * from there and keep their numbers; a store with such a file is not readable by Akka's own journal.
+ *
  * <p>It is a journal plugin class ({@code class = "io.tributary.log.TunedLeveldbJournal"}), instantiated by Akka
  * Persistence with the plugin's config; confined to its actor like the journal it extends. The options are set on
  * the store's {@link Options} before the journal opens the store (Akka opens it in {@code preStart}).
@@ -139,10 +145,17 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     lz4Events(cfg); // refuses an unknown event-compression here, before any leader reads it
   }
 
-  /** Opens the store (Akka's journal), then registers it for direct reads. */
+  /**
+   * Opens the store (Akka's journal, which reads the id mappings stored in it), reads the id mappings of the
+   * {@link PersistenceIdLog}, then registers the store for direct reads.
+   *
+   * @throws IllegalStateException if the persistence id file cannot be read or is corrupt (the journal fails to
+   *     start: a broker must not guess which partition's events are which)
+   */
   @Override
   public void preStart() {
     super.preStart();
+    openIds();
     storeLock.writeLock().lock();
     try {
       storeOpen = true;
@@ -166,7 +179,109 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
     } finally {
       storeLock.writeLock().unlock();
     }
+    synchronized (idLock) {
+      if (idLog != null) {
+        try {
+          idLog.close();
+        } catch (IOException e) {
+          context().system().log().warning("closing {} failed: {}", idLog.file(), e.getMessage());
+        }
+        idLog = null;
+      }
+    }
     super.postStop();
+  }
+
+  // --- persistence id mapping (see PersistenceIdLog)
+
+  private final Object idLock = new Object();
+  private final Map<String, Integer> ids = new java.util.HashMap<>(); // guarded by idLock
+  private int nextId; // guarded by idLock
+  private PersistenceIdLog idLog; // guarded by idLock; null before preStart and after postStop
+
+  /** Akka's first numeric id ({@code LeveldbIdMapping.idOffset}); 1 is its mapping keys' own. */
+  private static final int FIRST_ID = 10;
+
+  private void openIds() {
+    synchronized (idLock) {
+      scala.collection.Iterator<String> old = super.allPersistenceIds().iterator();
+      while (old.hasNext()) {
+        String id = old.next();
+        ids.put(id, super.numericId(id)); // known to Akka's mapping: no write
+      }
+      try {
+        idLog = PersistenceIdLog.open(leveldbDir().toPath(), ids);
+      } catch (IOException e) {
+        throw new IllegalStateException("journal " + pluginId + ": " + e.getMessage(), e);
+      }
+      int max = FIRST_ID - 1;
+      for (int id : ids.values()) {
+        max = Math.max(max, id);
+      }
+      // and never below an id the store holds keys of, whatever the mappings say (a file lost or restored from an
+      // older copy must not hand out an id whose events are still stored)
+      nextId = Math.max(max, highestStoredId()) + 1;
+    }
+  }
+
+  /** The numeric id of the store's last key (0 if it is empty). */
+  private int highestStoredId() {
+    try (DBIterator it = leveldb().iterator()) {
+      it.seekToLast();
+      byte[] last = it.hasNext() ? it.peekNext().getKey() : null;
+      return last != null && last.length >= 4 ? ByteBuffer.wrap(last).getInt() : 0;
+    } catch (IOException e) {
+      throw new IllegalStateException("closing a LevelDB iterator failed", e);
+    }
+  }
+
+  /**
+   * The numeric id of {@code persistenceId} in this store's keys; a new persistence id gets the next one, recorded
+   * in the {@link PersistenceIdLog} (forced to disk) instead of under Akka's mapping key in the store. Ids that
+   * Akka's journal mapped in the store keep their numbers. Thread-safe (the journal's actor, its replay dispatcher,
+   * and the direct readers call it).
+   *
+   * @throws IllegalStateException if the journal is not open, or the id file cannot be written (then nothing is
+   *     mapped, and the write or read that asked fails)
+   */
+  @Override
+  public int numericId(String persistenceId) {
+    synchronized (idLock) {
+      Integer known = ids.get(persistenceId);
+      if (known != null) {
+        return known;
+      }
+      if (idLog == null) {
+        throw new StoreClosedException(pluginId);
+      }
+      int id = nextId;
+      try {
+        idLog.append(persistenceId, id);
+      } catch (IOException e) {
+        throw new IllegalStateException("journal " + pluginId + ": recording persistence id '" + persistenceId
+            + "' in " + idLog.file() + " failed: " + e.getMessage(), e);
+      }
+      nextId = id + 1;
+      ids.put(persistenceId, id);
+      newPersistenceIdAdded(persistenceId);
+      return id;
+    }
+  }
+
+  /** Whether {@code persistenceId} has no numeric id yet (nothing was ever written or read for it). Thread-safe. */
+  @Override
+  public boolean isNewPersistenceId(String persistenceId) {
+    synchronized (idLock) {
+      return !ids.containsKey(persistenceId);
+    }
+  }
+
+  /** Every persistence id that has a numeric id in this store. Thread-safe. */
+  @Override
+  public scala.collection.immutable.Set<String> allPersistenceIds() {
+    synchronized (idLock) {
+      return scala.collection.immutable.Set$.MODULE$.from(CollectionConverters.asScala(List.copyOf(ids.keySet())));
+    }
   }
 
   /**

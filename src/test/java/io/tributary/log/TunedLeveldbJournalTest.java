@@ -51,13 +51,13 @@ class TunedLeveldbJournalTest {
 
     private final ActorContext<Write> ctx;
 
-    private Writer(ActorContext<Write> ctx) {
-      super(PersistenceId.ofUniqueId(PID));
+    private Writer(ActorContext<Write> ctx, String persistenceId) {
+      super(PersistenceId.ofUniqueId(persistenceId));
       this.ctx = ctx;
     }
 
-    static Behavior<Write> create() {
-      return Behaviors.setup(Writer::new);
+    static Behavior<Write> create(String persistenceId) {
+      return Behaviors.setup(ctx -> new Writer(ctx, persistenceId));
     }
 
     @Override
@@ -108,8 +108,13 @@ class TunedLeveldbJournalTest {
 
   /** Sends {@code values} (empty: only asks) to a fresh writer incarnation and returns its last sequence number. */
   private static long write(ActorTestKit kit, Object... values) {
+    return writeAs(kit, PID, values);
+  }
+
+  /** As {@link #write}, by a writer of persistence id {@code persistenceId}. */
+  private static long writeAs(ActorTestKit kit, String persistenceId, Object... values) {
     TestProbe<Long> probe = kit.createTestProbe();
-    ActorRef<Writer.Write> writer = kit.spawn(Writer.create());
+    ActorRef<Writer.Write> writer = kit.spawn(Writer.create(persistenceId));
     writer.tell(new Writer.Write(List.of(values), probe.getRef()));
     long seqNr = probe.receiveMessage(Duration.ofSeconds(15));
     kit.stop(writer);
@@ -124,7 +129,7 @@ class TunedLeveldbJournalTest {
     File dir = dataDir.resolve("journal-0").toFile();
     List<Entry> entries = new ArrayList<>();
     try (DB db = JniDBFactory.factory.open(dir, new Options()); DBIterator it = db.iterator()) {
-      int nid = -1;
+      int nid = PersistenceIdLog.read(dir.toPath()).getOrDefault(PID, -1);
       for (it.seekToFirst(); it.hasNext(); ) {
         Map.Entry<byte[], byte[]> e = it.next();
         ByteBuffer k = ByteBuffer.wrap(e.getKey());
@@ -132,7 +137,7 @@ class TunedLeveldbJournalTest {
         long seqNr = k.getLong();
         int mapping = k.getInt();
         if (id == 1 && PID.equals(new String(e.getValue(), StandardCharsets.UTF_8))) {
-          nid = mapping; // Akka's id mapping key: (1, 0, nid) -> persistence id
+          nid = mapping; // Akka's id mapping key (1, 0, nid) -> persistence id, in a store Akka's journal wrote
         } else if (id == nid) {
           entries.add(new Entry(seqNr, mapping, e.getValue()));
         }
@@ -171,6 +176,91 @@ class TunedLeveldbJournalTest {
     } finally {
       again.shutdownTestKit();
     }
+  }
+
+  /** The numeric ids of Akka's mapping keys {@code (1, 0, nid)} in journal-0; call with the store closed. */
+  private List<Integer> mappingKeysInStore() throws Exception {
+    List<Integer> ids = new ArrayList<>();
+    try (DB db = JniDBFactory.factory.open(dataDir.resolve("journal-0").toFile(), new Options());
+        DBIterator it = db.iterator()) {
+      for (it.seekToFirst(); it.hasNext(); ) {
+        ByteBuffer k = ByteBuffer.wrap(it.next().getKey());
+        if (k.getInt() == 1) {
+          ids.add(k.getInt(12));
+        }
+      }
+    }
+    return ids;
+  }
+
+  @Test
+  void aNewPersistenceIdIsMappedInTheIdFileNotUnderAKeyBelowEveryEvent() throws Exception {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(2, write(kit, "a", "b"));
+      assertEquals(1, writeAs(kit, "writer-2", "c"));
+    } finally {
+      kit.shutdownTestKit();
+    }
+    assertEquals(List.of(), mappingKeysInStore(), "no mapping key in the store");
+    Map<String, Integer> ids = PersistenceIdLog.read(dataDir.resolve("journal-0"));
+    assertEquals(Map.of(PID, 10, "writer-2", 11), ids, "Akka's numbering (from 10), in the id file");
+    assertEquals(List.of(1L, 2L), keysOfWriter().stream().map(k -> k[0]).toList());
+
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(2, write(again), "each writer recovers its own events after a restart");
+      assertEquals(1, writeAs(again, "writer-2"));
+      assertEquals(1, writeAs(again, "writer-3", "d"), "a third persistence id starts at 1");
+    } finally {
+      again.shutdownTestKit();
+    }
+    assertEquals(12, PersistenceIdLog.read(dataDir.resolve("journal-0")).get("writer-3"));
+  }
+
+  @Test
+  void idsAkkasJournalMappedInTheStoreKeepTheirNumbersAndAreNotHandedOutAgain() throws Exception {
+    ActorTestKit akkas = start("akka.persistence.journal.leveldb.LeveldbJournal");
+    try {
+      assertEquals(2, write(akkas, "a", "b"));
+      assertEquals(1, writeAs(akkas, "writer-2", "c"));
+    } finally {
+      akkas.shutdownTestKit();
+    }
+    assertEquals(List.of(10, 11), mappingKeysInStore(), "Akka's journal maps ids in the store");
+
+    ActorTestKit tuned = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(1, writeAs(tuned, "writer-3", "d"));
+      assertEquals(2, write(tuned), "Akka's mapping still finds the first writer's events");
+      assertEquals(1, writeAs(tuned, "writer-2"), "and the second's");
+    } finally {
+      tuned.shutdownTestKit();
+    }
+    assertEquals(Map.of("writer-3", 12), PersistenceIdLog.read(dataDir.resolve("journal-0")),
+        "only the new id is in the file, numbered after Akka's");
+    assertEquals(List.of(10, 11), mappingKeysInStore(), "no mapping key added");
+  }
+
+  @Test
+  void aLostIdFileNeverHandsOutAnIdWhoseEventsAreStored() throws Exception {
+    ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(3, write(kit, "a", "b", "c"));
+    } finally {
+      kit.shutdownTestKit();
+    }
+    Files.delete(dataDir.resolve("journal-0").resolve(PersistenceIdLog.FILE_NAME));
+
+    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
+    try {
+      assertEquals(0, writeAs(again, "writer-2"), "a new persistence id does not see the first writer's events");
+      assertEquals(1, writeAs(again, "writer-2", "x"));
+    } finally {
+      again.shutdownTestKit();
+    }
+    assertEquals(11, PersistenceIdLog.read(dataDir.resolve("journal-0")).get("writer-2"),
+        "the id after the highest one the store holds keys of");
   }
 
   @Test
