@@ -36,7 +36,9 @@ final class TopicsCommand implements Callable<Integer> {
     @Option(names = "--create", required = true, description = "Create a topic (needs --topic).")
     boolean create;
 
-    @Option(names = "--list", required = true, description = "List topic names, one per line.")
+    @Option(names = "--list", required = true,
+        description = "List topic names, one per line, internal topics (__consumer_offsets) too unless "
+            + "--exclude-internal.")
     boolean list;
 
     @Option(names = "--describe", required = true, description = "Describe --topic, or every topic.")
@@ -45,6 +47,9 @@ final class TopicsCommand implements Callable<Integer> {
     @Option(names = "--delete", required = true, description = "Delete a topic and its records (needs --topic).")
     boolean delete;
   }
+
+  @Option(names = "--exclude-internal", description = "With --list: leave out internal topics (as Kafka's).")
+  boolean excludeInternal;
 
   @Option(names = "--topic", paramLabel = "TOPIC", description = "The topic name.")
   String topic;
@@ -91,7 +96,7 @@ final class TopicsCommand implements Callable<Integer> {
       if (action.create) {
         create(admin, out);
       } else if (action.list) {
-        admin.listTopics().forEach(out::println);
+        admin.listTopics(!excludeInternal).forEach(out::println);
       } else if (action.describe) {
         describe(admin, out);
       } else {
@@ -115,6 +120,9 @@ final class TopicsCommand implements Callable<Integer> {
     }
     if (ifExists && !(action.delete || action.describe)) {
       throw new CommandLine.ParameterException(cl, "--if-exists goes with --delete or --describe only");
+    }
+    if (excludeInternal && !action.list) {
+      throw new CommandLine.ParameterException(cl, "--exclude-internal goes with --list only");
     }
     if (partitions != null && partitions < 1) {
       throw new CommandLine.ParameterException(cl, "--partitions must be at least 1, was " + partitions);

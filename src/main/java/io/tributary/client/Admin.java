@@ -26,8 +26,16 @@ public interface Admin extends AutoCloseable {
   /** Deletes a topic and its records. */
   void deleteTopic(String name);
 
-  /** Names of all topics, sorted (internal topics excluded). */
-  List<String> listTopics();
+  /** Names of all topics, sorted (internal topics excluded, as Kafka's {@code Admin.listTopics()}). */
+  default List<String> listTopics() {
+    return listTopics(false);
+  }
+
+  /**
+   * Names of all topics, sorted; internal topics ({@code __consumer_offsets}) too if {@code listInternal}, as Kafka's
+   * {@code ListTopicsOptions.listInternal}.
+   */
+  List<String> listTopics(boolean listInternal);
 
   /** Descriptions of the given topics (all topics if empty). */
   List<TopicDescription> describeTopics(Collection<String> names);

@@ -88,11 +88,11 @@ final class TributaryAdmin implements Admin {
    * @throws TributaryException REQUEST_TIMED_OUT after retrying
    */
   @Override
-  public List<String> listTopics() {
+  public List<String> listTopics(boolean listInternal) {
     AdminResponse response =
         call(
             "list topics",
-            replyTo -> new AdminRequest.ListTopics(ProtocolVersions.CURRENT, false, replyTo),
+            replyTo -> new AdminRequest.ListTopics(ProtocolVersions.CURRENT, listInternal, replyTo),
             true);
     return response.topicNames() == null ? List.of() : List.copyOf(response.topicNames());
   }

@@ -373,6 +373,22 @@ class CliRoundTripTest {
     assertEquals("Processed a total of 1 messages\n", r.err());
   }
 
+  /** As Kafka's {@code kafka-topics --list}: internal topics are listed unless {@code --exclude-internal}. */
+  @Test
+  void listShowsTheInternalOffsetsTopicUnlessExcluded() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "listed", "--partitions", "1"));
+    ok(run("x".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic", "listed"));
+    ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "listed", "--group", "g-listed",
+        "--from-beginning", "--max-messages", "1"));
+    List<String> all = ok(run("topics", "--bootstrap-server", bootstrap, "--list")).out().lines().toList();
+    assertTrue(all.contains("__consumer_offsets") && all.contains("listed"), all.toString());
+    List<String> user =
+        ok(run("topics", "--bootstrap-server", bootstrap, "--list", "--exclude-internal")).out().lines().toList();
+    assertTrue(user.contains("listed") && !user.contains("__consumer_offsets"), user.toString());
+    assertEquals(Main.EXIT_USAGE,
+        run("topics", "--bootstrap-server", bootstrap, "--describe", "--exclude-internal").exitCode());
+  }
+
   @Test
   void produceToAMissingTopicFailsWithOneLine() {
     Run r = run("x\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
