@@ -684,6 +684,21 @@ public final class Controller {
     }
   }
 
+  /**
+   * An existing topic whose name differs from {@code name} only in '.' against '_', or {@code null}: Kafka refuses
+   * such a topic (its metric names replace '.' by '_', so the two would share them), and so does Tributary, so that
+   * a topic layout moves between the two unchanged.
+   */
+  private String collidingTopic(String name) {
+    String unified = name.replace('.', '_');
+    for (String other : topics.keySet()) {
+      if (!other.equals(name) && other.replace('.', '_').equals(unified)) {
+        return other;
+      }
+    }
+    return null;
+  }
+
   private void onCreate(AdminRequest.CreateTopic c) {
     String invalid = TopicNames.invalidReason(c.name());
     if (invalid != null) {
@@ -714,6 +729,12 @@ public final class Controller {
       c.replyTo().tell(AdminResponse.failed(ErrorCode.TOPIC_ALREADY_EXISTS,
           existing.state() == TopicMetadata.State.DELETING ? "Topic " + c.name() + " is marked for deletion"
               : "Topic '" + c.name() + "' already exists."));
+      return;
+    }
+    String collides = collidingTopic(c.name());
+    if (collides != null) {
+      c.replyTo().tell(AdminResponse.failed(ErrorCode.INVALID_TOPIC_EXCEPTION,
+          "Topic '" + c.name() + "' collides with existing topic: " + collides));
       return;
     }
     List<String> brokers = liveBrokers(true);

@@ -271,6 +271,18 @@ class CliRoundTripTest {
     assertTrue(r.err().startsWith("Error: INVALID_TOPIC_EXCEPTION"), r.err());
   }
 
+  /** As Kafka: names that differ only in '.' against '_' collide (Kafka's metric names would be the same). */
+  @Test
+  void aTopicWhoseNameCollidesOnDotsAndUnderscoresIsRefused() {
+    ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "clash.a_b", "--partitions", "1"));
+    Run r = run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "clash_a.b", "--partitions", "1");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode());
+    assertEquals("Error: INVALID_TOPIC_EXCEPTION: Topic 'clash_a.b' collides with existing topic: clash.a_b\n",
+        r.err());
+    List<String> all = ok(run("topics", "--bootstrap-server", bootstrap, "--list")).out().lines().toList();
+    assertTrue(all.contains("clash.a_b") && !all.contains("clash_a.b"), all.toString());
+  }
+
   @Test
   void producedLinesComeBackByteIdenticalWithTheirKeys() {
     ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "verses", "--partitions", "3"));
