@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
  * {@code tributary perf consume}: Kafka's {@code ConsumerPerformance}. Reads {@code --messages} records from the
  * beginning of every partition of the topic (manual assignment, so the rebalance time is 0) with polls of 100 ms, as
  * Kafka, and prints Kafka's header and result line. Bytes are key plus value sizes. If the messages do not arrive
- * before {@code --timeout-ms} passes without a record, it prints Kafka's warning on stderr, still prints the line,
- * and exits 1.
+ * before {@code --timeout-ms} passes without a record, it prints Kafka 4.4's warning on stderr, still prints the
+ * line, and exits 1 (Kafka's tool exits 0 there; a script should be able to tell that the run fell short).
  */
 @Command(
     name = "consume",
@@ -113,8 +113,8 @@ final class PerfConsumeCommand implements Callable<Integer> {
     boolean complete = messagesRead >= messages;
     if (!complete) {
       PrintWriter err = cl.getErr();
-      err.println("WARNING: Exiting before consuming the expected number of messages: timeout (" + timeoutMs
-          + " ms) exceeded. You can use the --timeout-ms option to increase the timeout.");
+      err.println("WARNING: Exiting before consuming the expected number of records: timeout (" + timeoutMs
+          + " ms) exceeded. You can use the --timeout option to increase the timeout.");
       err.flush();
     }
     out.println(PerfFormat.consumerLine(startMs, endMs, bytesRead, messagesRead, 0, TimeZone.getDefault()));

@@ -127,6 +127,19 @@ class PerfToolsSmokeTest {
     assertEquals("0.2861", line.group(3)); // data.consumed.in.MB: 3000 x 100 B
   }
 
+  @Test
+  void aConsumeThatTimesOutShortOfItsMessagesWarnsAsKafkaStillPrintsItsLineAndExitsOne() {
+    ok("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "smoke-short", "--partitions", "1");
+    ok("perf", "produce", "--bootstrap-server", bootstrap, "--topic", "smoke-short", "--num-records", "10",
+        "--record-size", "100", "--throughput", "-1");
+    Run r = run("perf", "consume", "--bootstrap-server", bootstrap, "--topic", "smoke-short", "--messages", "20",
+        "--timeout-ms", "300");
+    assertEquals(Main.EXIT_FAILURE, r.exitCode(), r.err());
+    assertEquals("WARNING: Exiting before consuming the expected number of records: timeout (300 ms) exceeded. You can"
+        + " use the --timeout option to increase the timeout.", r.err().strip());
+    assertEquals("10", match("RE_CONSUME_LINE", r.lines().get(1)).group(5), "the line counts what was read");
+  }
+
   /** A CLI run in this JVM, as {@link CommandLineTest#run}. */
   static Run run(String... args) {
     CommandLineTest.Run r = CommandLineTest.run(args);
