@@ -10,6 +10,7 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.group.GroupSettings;
+import io.tributary.log.TunedLeveldbJournal;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.GroupProtocol;
@@ -20,8 +21,8 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -137,7 +138,9 @@ public final class BrokerNode implements AutoCloseable {
    * committed offsets.
    *
    * @param config a config from {@link #config}
-   * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated)
+   * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated), or a
+   *     journal's store would not start (its persistence id file corrupt or lost; see {@link
+   *     TunedLeveldbJournal#checkStore}), before the system starts
    * @throws DataDirInUseException if another broker holds the data directory
    * @throws IllegalArgumentException for invalid settings
    * @throws com.typesafe.config.ConfigException for settings missing or of the wrong type (see {@link
@@ -154,6 +157,7 @@ public final class BrokerNode implements AutoCloseable {
     FileChannel lock = lockDataDir(settings.dataDir());
     ActorSystem<Void> system;
     try {
+      checkJournals(config, settings);
       system = ActorSystem.create(Behaviors.empty(), SYSTEM_NAME, config);
     } catch (RuntimeException e) {
       closeQuietly(lock);
@@ -186,6 +190,24 @@ public final class BrokerNode implements AutoCloseable {
       }
       throw new IllegalStateException("The broker did not become ready within " + START_TIMEOUT.toSeconds() + " s: "
           + e, e);
+    }
+  }
+
+  /**
+   * {@link TunedLeveldbJournal#checkStore} for each journal instance, before any starts: a journal that would refuse
+   * to start (a corrupt or lost persistence id file) fails the broker's start at once, with the journal's error,
+   * instead of leaving the node half-started until the start times out.
+   *
+   * @throws IllegalStateException "journal-N: ..." for the first journal that would refuse to start
+   */
+  private static void checkJournals(Config config, BrokerSettings settings) {
+    for (int i = 0; i < settings.journalInstances(); i++) {
+      Config journal = config.getConfig(BrokerSettings.journalPluginId(i));
+      try {
+        TunedLeveldbJournal.checkStore(Path.of(journal.getString("dir")), journal.getBoolean("native"));
+      } catch (IllegalStateException e) {
+        throw new IllegalStateException("journal-" + i + ": " + e.getMessage(), e);
+      }
     }
   }
 

@@ -48,7 +48,8 @@ final class TopicsCommand implements Callable<Integer> {
     boolean delete;
   }
 
-  @Option(names = "--exclude-internal", description = "With --list: leave out internal topics (as Kafka's).")
+  @Option(names = "--exclude-internal",
+      description = "With --list or --describe: leave out internal topics (__consumer_offsets), as Kafka's.")
   boolean excludeInternal;
 
   @Option(names = "--topic", paramLabel = "TOPIC", description = "The topic name.")
@@ -121,8 +122,8 @@ final class TopicsCommand implements Callable<Integer> {
     if (ifExists && !(action.delete || action.describe)) {
       throw new CommandLine.ParameterException(cl, "--if-exists goes with --delete or --describe only");
     }
-    if (excludeInternal && !action.list) {
-      throw new CommandLine.ParameterException(cl, "--exclude-internal goes with --list only");
+    if (excludeInternal && !(action.list || action.describe)) {
+      throw new CommandLine.ParameterException(cl, "--exclude-internal goes with --list or --describe only");
     }
     if (partitions != null && partitions < 1) {
       throw new CommandLine.ParameterException(cl, "--partitions must be at least 1, was " + partitions);
@@ -158,7 +159,9 @@ final class TopicsCommand implements Callable<Integer> {
       throw e;
     }
     for (TopicDescription d : topics) {
-      describeLines(d).forEach(out::println);
+      if (!(excludeInternal && d.name().startsWith("__"))) { // internal: as the broker's listing counts them
+        describeLines(d).forEach(out::println);
+      }
     }
   }
 

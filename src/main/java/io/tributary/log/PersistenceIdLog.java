@@ -24,12 +24,16 @@ import java.util.zip.CRC32C;
  * against 1.2-1.4). Without it, the tables of an appended log are disjoint and LevelDB places them without
  * rewriting (the same rows then logged no compaction at all).
  *
+ * <p>A lost or cut file must not hand a stored partition's events to another persistence id or start it empty: the
+ * journal checks that every numeric id its store holds keys of has a mapping ({@link TunedLeveldbJournal#checkStore}
+ * before a broker starts, and again when the journal opens its store) and refuses to start otherwise.
+ *
  * <p>Format: an 8-byte header {@code "TRIBPID"} + version {@code 1}, then one entry per mapping: the name's length
  * (int, UTF-8 bytes), the numeric id (int), the name, and a CRC-32C (int) of the id and the name; big-endian. Each
  * {@link #append} is forced to disk before it returns, so no event is ever stored under an id the file has not
  * durably recorded; an entry cut short by a crash (or a whole last entry that fails its checksum: a torn write) was
- * therefore never used, and {@link #read} drops it. A damaged entry followed by more entries is corruption and an
- * error: dropping it could hand its id to another persistence id.
+ * therefore never used, and {@link #read} drops it. A damaged entry followed by more entries, or a length no entry can
+ * have, is corruption and an error: dropping it could hand its id to another persistence id.
  *
  * <p>Not thread-safe: the journal calls it under its id lock.
  */
@@ -125,8 +129,11 @@ final class PersistenceIdLog implements AutoCloseable {
       int len = buf.getInt();
       int id = buf.getInt();
       boolean last;
-      if (len < 0 || len > MAX_NAME_BYTES || buf.remaining() < len + 4) {
-        last = true; // torn (or a garbage length, which only the last entry may have)
+      if (len < 0 || len > MAX_NAME_BYTES) {
+        // an append writes its length whole or not at all (a torn entry is a prefix of what was written)
+        throw new IOException(file + " is corrupt: the entry at byte " + start + " has a length of " + len);
+      } else if (buf.remaining() < len + 4) {
+        return start; // torn: it ends past the end of the file
       } else {
         byte[] name = new byte[len];
         buf.get(name);

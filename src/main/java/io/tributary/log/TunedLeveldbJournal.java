@@ -214,24 +214,85 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
       } catch (IOException e) {
         throw new IllegalStateException("journal " + pluginId + ": " + e.getMessage(), e);
       }
+      try {
+        requireMapped(leveldb(), ids.values(), leveldbDir().toPath());
+      } catch (IOException e) {
+        throw new IllegalStateException("journal " + pluginId + ": " + e.getMessage(), e);
+      }
       int max = FIRST_ID - 1;
       for (int id : ids.values()) {
         max = Math.max(max, id);
       }
-      // and never below an id the store holds keys of, whatever the mappings say (a file lost or restored from an
-      // older copy must not hand out an id whose events are still stored)
-      nextId = Math.max(max, highestStoredId()) + 1;
+      nextId = max + 1; // requireMapped: every id the store holds keys of is mapped, so none is handed out again
     }
   }
 
-  /** The numeric id of the store's last key (0 if it is empty). */
-  private int highestStoredId() {
-    try (DBIterator it = leveldb().iterator()) {
-      it.seekToLast();
-      byte[] last = it.hasNext() ? it.peekNext().getKey() : null;
-      return last != null && last.length >= 4 ? ByteBuffer.wrap(last).getInt() : 0;
-    } catch (IOException e) {
-      throw new IllegalStateException("closing a LevelDB iterator failed", e);
+  /**
+   * Checks, before a broker starts its journals, that the LevelDB store in {@code dir} (a journal's {@code dir}) and
+   * its {@link PersistenceIdLog} agree: the file reads, and every numeric id the store holds keys of is mapped (by the
+   * file, or by Akka's mapping keys in the store). Opens the store and closes it again; does nothing if {@code dir}
+   * holds no store. Call it with the data directory locked and before the journal opens the store.
+   *
+   * @param nativeLeveldb the journal's {@code native} setting (leveldbjni, or the Java port)
+   * @throws IllegalStateException naming the file or the unmapped ids, if the file is corrupt or mappings are
+   *     missing (the journal would refuse to start; a broker should not start half-way); or if LevelDB cannot open
+   *     the store
+   */
+  public static void checkStore(java.nio.file.Path dir, boolean nativeLeveldb) {
+    if (!java.nio.file.Files.exists(dir.resolve("CURRENT"))) {
+      return; // no store yet
+    }
+    org.iq80.leveldb.DBFactory factory = nativeLeveldb ? org.fusesource.leveldbjni.JniDBFactory.factory
+        : org.iq80.leveldb.impl.Iq80DBFactory.factory;
+    try (DB db = factory.open(dir.toFile(), new Options().createIfMissing(false))) {
+      java.util.Set<Integer> mapped = new java.util.HashSet<>(PersistenceIdLog.read(dir).values());
+      try (DBIterator it = db.iterator()) {
+        for (it.seek(eventKey(MAPPING_ID, 0L)); it.hasNext(); ) {
+          ByteBuffer key = ByteBuffer.wrap(it.next().getKey());
+          if (key.remaining() < KEY_BYTES || key.getInt() != MAPPING_ID) {
+            break;
+          }
+          mapped.add(key.getInt(12)); // Akka's mapping key (1, 0, id)
+        }
+      }
+      requireMapped(db, mapped, dir);
+    } catch (IOException | org.iq80.leveldb.DBException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  /** Akka's mapping keys' persistence id ({@code Key.mappingKey}). */
+  private static final int MAPPING_ID = 1;
+
+  /**
+   * Fails if {@code db} holds keys of a numeric id (10 and above) that {@code mapped} does not name: one seek per
+   * id.
+   *
+   * @throws IOException naming the ids and {@code dir}'s id file
+   */
+  static void requireMapped(DB db, java.util.Collection<Integer> mapped, java.nio.file.Path dir) throws IOException {
+    java.util.Set<Integer> known = new java.util.HashSet<>(mapped);
+    java.util.List<Integer> unmapped = new ArrayList<>();
+    try (DBIterator it = db.iterator()) {
+      for (it.seek(eventKey(FIRST_ID, 0L)); it.hasNext(); ) {
+        byte[] key = it.next().getKey();
+        if (key.length < 4) {
+          break;
+        }
+        int id = ByteBuffer.wrap(key).getInt();
+        if (!known.contains(id)) {
+          unmapped.add(id);
+        }
+        if (id == Integer.MAX_VALUE) {
+          break;
+        }
+        it.seek(eventKey(id + 1, 0L)); // the next id's first key
+      }
+    }
+    if (!unmapped.isEmpty()) {
+      throw new IOException(dir.resolve(PersistenceIdLog.FILE_NAME) + " does not map the numeric id(s) " + unmapped
+          + " whose events the store holds (the file was lost, cut or replaced): refusing to start rather than give"
+          + " those partitions' logs to others or start them empty");
     }
   }
 

@@ -208,6 +208,49 @@ class RetentionAndRestartTest {
     }
   }
 
+  /**
+   * A journal whose persistence id file lost the mapping of a partition it stores (the file cut, deleted or
+   * replaced) would start that partition empty or give its events to the next new partition: the broker refuses to
+   * start, at once and naming the file, and the stored data is still there once the file is back.
+   */
+  @Test
+  void aLostPersistenceIdMappingFailsTheStartAtOnceAndLosesNothing() throws Exception {
+    Path dir = TestNodes.tempDataDir();
+    try (BrokerNode node = TestNodes.start(dir, Map.of())) {
+      Gw gw = new Gw(node);
+      assertEquals(ErrorCode.NONE, gw.create("mapped", 4, Map.of()).error());
+      for (int p = 0; p < 4; p++) {
+        assertEquals(ErrorCode.NONE, gw.produce("mapped", p, Gw.batch("m" + p + "-", 3, 1000)).error());
+      }
+    }
+    Path file = null;
+    byte[] kept = null;
+    for (int i = 0; i < 8 && file == null; i++) {
+      Path f = dir.resolve("journal-" + i).resolve("persistence-ids");
+      if (Files.exists(f) && new String(Files.readAllBytes(f), StandardCharsets.UTF_8).contains("mapped-")) {
+        file = f;
+        kept = Files.readAllBytes(f);
+      }
+    }
+    assertTrue(file != null, "a journal maps a partition of the topic");
+    Files.write(file, java.util.Arrays.copyOf(kept, kept.length - 3)); // the last entry cut: a partition unmapped
+    IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalStateException.class, () -> TestNodes.start(dir, Map.of()));
+    assertTrue(e.getMessage().startsWith("journal-") && e.getMessage().contains(file + " does not map the numeric id"),
+        e.getMessage());
+    assertTrue(Files.size(file) == kept.length - 3, "the check changes nothing");
+
+    Files.write(file, kept);
+    try (BrokerNode node = TestNodes.start(dir, Map.of())) {
+      Gw gw = new Gw(node);
+      for (int p = 0; p < 4; p++) {
+        List<Record> all = readAll(gw, "mapped", p, 0);
+        assertEquals(3, all.size(), "partition " + p);
+        assertEquals("m" + p + "-0", new String(all.get(0).value(), StandardCharsets.UTF_8));
+      }
+    }
+  }
+
   @Test
   void topicAdminRejectsBadRequestsWithTypedErrors() {
     try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {

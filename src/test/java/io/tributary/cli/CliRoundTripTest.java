@@ -385,9 +385,12 @@ class CliRoundTripTest {
     assertEquals("Processed a total of 1 messages\n", r.err());
   }
 
-  /** As Kafka's {@code kafka-topics --list}: internal topics are listed unless {@code --exclude-internal}. */
+  /**
+   * As Kafka's {@code kafka-topics --list} and {@code --describe}: internal topics too, unless {@code
+   * --exclude-internal}.
+   */
   @Test
-  void listShowsTheInternalOffsetsTopicUnlessExcluded() {
+  void listAndDescribeShowTheInternalOffsetsTopicUnlessExcluded() {
     ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", "listed", "--partitions", "1"));
     ok(run("x".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic", "listed"));
     ok(run("consume", "--bootstrap-server", bootstrap, "--topic", "listed", "--group", "g-listed",
@@ -397,8 +400,12 @@ class CliRoundTripTest {
     List<String> user =
         ok(run("topics", "--bootstrap-server", bootstrap, "--list", "--exclude-internal")).out().lines().toList();
     assertTrue(user.contains("listed") && !user.contains("__consumer_offsets"), user.toString());
+    String described = ok(run("topics", "--bootstrap-server", bootstrap, "--describe")).out();
+    assertTrue(described.contains("Topic: __consumer_offsets\t") && described.contains("Topic: listed\t"), described);
+    String external = ok(run("topics", "--bootstrap-server", bootstrap, "--describe", "--exclude-internal")).out();
+    assertTrue(!external.contains("__consumer_offsets") && external.contains("Topic: listed\t"), external);
     assertEquals(Main.EXIT_USAGE,
-        run("topics", "--bootstrap-server", bootstrap, "--describe", "--exclude-internal").exitCode());
+        run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "x", "--exclude-internal").exitCode());
   }
 
   @Test

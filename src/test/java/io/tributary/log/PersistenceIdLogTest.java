@@ -75,6 +75,19 @@ class PersistenceIdLogTest {
   }
 
   @Test
+  void aLengthNoEntryCanHaveIsCorruptionWhereverItIs() throws IOException {
+    openAndAppend("a", 10, "b", 11, "c", 12);
+    byte[] bytes = Files.readAllBytes(file());
+    int entryB = 8 + 13;
+    bytes[entryB + 1] = 0x10; // b's length: 1 MiB and more, past the largest name
+    Files.write(file(), bytes);
+    IOException e = assertThrows(IOException.class, () -> PersistenceIdLog.read(dir));
+    assertTrue(e.getMessage().contains("is corrupt: the entry at byte 21 has a length of 1048577"), e.getMessage());
+    assertThrows(IOException.class, () -> openAndAppend());
+    assertEquals(bytes.length, Files.size(file()), "a corrupt file is not truncated");
+  }
+
+  @Test
   void anIdMappedTwiceOrAFileOfAnotherKindIsAnError() throws IOException {
     openAndAppend("a", 10, "b", 10);
     IOException twice = assertThrows(IOException.class, () -> PersistenceIdLog.read(dir));

@@ -228,6 +228,7 @@ class TunedLeveldbJournalTest {
       akkas.shutdownTestKit();
     }
     assertEquals(List.of(10, 11), mappingKeysInStore(), "Akka's journal maps ids in the store");
+    TunedLeveldbJournal.checkStore(dataDir.resolve("journal-0"), true); // and they count as mapped
 
     ActorTestKit tuned = start(TunedLeveldbJournal.class.getName());
     try {
@@ -243,24 +244,32 @@ class TunedLeveldbJournalTest {
   }
 
   @Test
-  void aLostIdFileNeverHandsOutAnIdWhoseEventsAreStored() throws Exception {
+  void aStoreWhoseEventsTheIdFileDoesNotAllMapIsRefusedAndAnIntactOneIsNot() throws Exception {
     ActorTestKit kit = start(TunedLeveldbJournal.class.getName());
     try {
       assertEquals(3, write(kit, "a", "b", "c"));
+      assertEquals(1, writeAs(kit, "writer-2", "d"));
     } finally {
       kit.shutdownTestKit();
     }
-    Files.delete(dataDir.resolve("journal-0").resolve(PersistenceIdLog.FILE_NAME));
+    Path dir = dataDir.resolve("journal-0");
+    Path file = dir.resolve(PersistenceIdLog.FILE_NAME);
+    TunedLeveldbJournal.checkStore(dir, true); // intact: no error
 
-    ActorTestKit again = start(TunedLeveldbJournal.class.getName());
-    try {
-      assertEquals(0, writeAs(again, "writer-2"), "a new persistence id does not see the first writer's events");
-      assertEquals(1, writeAs(again, "writer-2", "x"));
-    } finally {
-      again.shutdownTestKit();
-    }
-    assertEquals(11, PersistenceIdLog.read(dataDir.resolve("journal-0")).get("writer-2"),
-        "the id after the highest one the store holds keys of");
+    byte[] whole = Files.readAllBytes(file);
+    Files.write(file, java.util.Arrays.copyOf(whole, whole.length - 3)); // writer-2's entry cut
+    IllegalStateException cut =
+        assertThrows(IllegalStateException.class, () -> TunedLeveldbJournal.checkStore(dir, true));
+    assertTrue(cut.getMessage().startsWith(file + " does not map the numeric id(s) [11]"), cut.getMessage());
+
+    Files.delete(file);
+    IllegalStateException lost =
+        assertThrows(IllegalStateException.class, () -> TunedLeveldbJournal.checkStore(dir, true));
+    assertTrue(lost.getMessage().startsWith(file + " does not map the numeric id(s) [10, 11]"), lost.getMessage());
+
+    Files.write(file, whole);
+    TunedLeveldbJournal.checkStore(dir, true);
+    TunedLeveldbJournal.checkStore(dataDir.resolve("journal-5"), true); // no store there: nothing to check
   }
 
   @Test
