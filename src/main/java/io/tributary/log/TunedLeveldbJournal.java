@@ -8,25 +8,35 @@ import akka.persistence.PersistentRepr;
 import akka.persistence.journal.Tagged;
 import akka.persistence.journal.leveldb.LeveldbJournal;
 import com.typesafe.config.Config;
+import io.tributary.record.RecordBatch;
+import io.tributary.serialization.TributarySerializer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import io.tributary.record.RecordBatch;
-import io.tributary.serialization.TributarySerializer;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4Factory;
+import org.fusesource.leveldbjni.JniDBFactory;
 import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBException;
+import org.iq80.leveldb.DBFactory;
 import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.ReadOptions;
 import org.iq80.leveldb.Snapshot;
 import org.iq80.leveldb.WriteBatch;
+import org.iq80.leveldb.impl.Iq80DBFactory;
 import scala.concurrent.Future;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.BoxedUnit;
@@ -195,7 +205,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
   // --- persistence id mapping (see PersistenceIdLog)
 
   private final Object idLock = new Object();
-  private final Map<String, Integer> ids = new java.util.HashMap<>(); // guarded by idLock
+  private final Map<String, Integer> ids = new HashMap<>(); // guarded by idLock
   private int nextId; // guarded by idLock
   private PersistenceIdLog idLog; // guarded by idLock; null before preStart and after postStop
 
@@ -209,21 +219,30 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
         String id = old.next();
         ids.put(id, super.numericId(id)); // known to Akka's mapping: no write
       }
+      PersistenceIdLog log = null;
       try {
-        idLog = PersistenceIdLog.open(leveldbDir().toPath(), ids);
-      } catch (IOException e) {
-        throw new IllegalStateException("journal " + pluginId + ": " + e.getMessage(), e);
-      }
-      try {
+        log = PersistenceIdLog.open(leveldbDir().toPath(), ids);
         requireMapped(leveldb(), ids.values(), leveldbDir().toPath());
       } catch (IOException e) {
+        closeQuietly(log);
         throw new IllegalStateException("journal " + pluginId + ": " + e.getMessage(), e);
       }
+      idLog = log;
       int max = FIRST_ID - 1;
       for (int id : ids.values()) {
         max = Math.max(max, id);
       }
       nextId = max + 1; // requireMapped: every id the store holds keys of is mapped, so none is handed out again
+    }
+  }
+
+  private static void closeQuietly(PersistenceIdLog log) {
+    if (log != null) {
+      try {
+        log.close();
+      } catch (IOException e) {
+        // failing already; the first error is the one to report
+      }
     }
   }
 
@@ -238,14 +257,14 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
    *     missing (the journal would refuse to start; a broker should not start half-way); or if LevelDB cannot open
    *     the store
    */
-  public static void checkStore(java.nio.file.Path dir, boolean nativeLeveldb) {
-    if (!java.nio.file.Files.exists(dir.resolve("CURRENT"))) {
+  public static void checkStore(Path dir, boolean nativeLeveldb) {
+    if (!Files.exists(dir.resolve("CURRENT"))) {
       return; // no store yet
     }
-    org.iq80.leveldb.DBFactory factory = nativeLeveldb ? org.fusesource.leveldbjni.JniDBFactory.factory
-        : org.iq80.leveldb.impl.Iq80DBFactory.factory;
+    DBFactory factory = nativeLeveldb ? JniDBFactory.factory
+        : Iq80DBFactory.factory;
     try (DB db = factory.open(dir.toFile(), new Options().createIfMissing(false))) {
-      java.util.Set<Integer> mapped = new java.util.HashSet<>(PersistenceIdLog.read(dir).values());
+      Set<Integer> mapped = new HashSet<>(PersistenceIdLog.read(dir).values());
       try (DBIterator it = db.iterator()) {
         for (it.seek(eventKey(MAPPING_ID, 0L)); it.hasNext(); ) {
           ByteBuffer key = ByteBuffer.wrap(it.next().getKey());
@@ -256,7 +275,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
         }
       }
       requireMapped(db, mapped, dir);
-    } catch (IOException | org.iq80.leveldb.DBException e) {
+    } catch (IOException | DBException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
   }
@@ -270,9 +289,9 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
    *
    * @throws IOException naming the ids and {@code dir}'s id file
    */
-  static void requireMapped(DB db, java.util.Collection<Integer> mapped, java.nio.file.Path dir) throws IOException {
-    java.util.Set<Integer> known = new java.util.HashSet<>(mapped);
-    java.util.List<Integer> unmapped = new ArrayList<>();
+  static void requireMapped(DB db, Collection<Integer> mapped, Path dir) throws IOException {
+    Set<Integer> known = new HashSet<>(mapped);
+    List<Integer> unmapped = new ArrayList<>();
     try (DBIterator it = db.iterator()) {
       for (it.seek(eventKey(FIRST_ID, 0L)); it.hasNext(); ) {
         byte[] key = it.next().getKey();
@@ -402,7 +421,7 @@ public final class TunedLeveldbJournal extends LeveldbJournal {
         if (pending != null) {
           visitor.visit(pendingSeqNr, pending);
         }
-      } catch (IOException | org.iq80.leveldb.DBException e) {
+      } catch (IOException | DBException e) {
         throw new IllegalStateException("journal read failed: " + e.getMessage(), e);
       }
     } finally {
