@@ -62,29 +62,33 @@ class PersistenceIdLogTest {
     assertEquals(Map.of("a", 10), PersistenceIdLog.read(dir));
   }
 
-  @Test
-  void aDamagedEntryBeforeOthersIsCorruptionNotATornWrite() throws IOException {
-    openAndAppend("a", 10, "b", 11);
-    byte[] bytes = Files.readAllBytes(file());
-    bytes[8 + 8] ^= 1; // the name "a" of the first entry
+  /** Writes {@code bytes} as the file; both reading and opening must fail with {@code message} and change nothing. */
+  private void assertCorrupt(byte[] bytes, String message) throws IOException {
     Files.write(file(), bytes);
     IOException e = assertThrows(IOException.class, () -> PersistenceIdLog.read(dir));
-    assertTrue(e.getMessage().contains("is corrupt: the entry at byte 8 fails its checksum"), e.getMessage());
+    assertTrue(e.getMessage().contains(message), e.getMessage());
     assertThrows(IOException.class, () -> openAndAppend());
     assertEquals(bytes.length, Files.size(file()), "a corrupt file is not truncated");
   }
 
   @Test
+  void aDamagedEntryBeforeOthersIsCorruptionNotATornWrite() throws IOException {
+    openAndAppend("a", 10, "b", 11);
+    byte[] bytes = Files.readAllBytes(file());
+    bytes[8 + 8] ^= 1; // the name "a" of the first entry
+    assertCorrupt(bytes, "is corrupt: the entry at byte 8 fails its checksum");
+  }
+
+  @Test
   void aLengthNoEntryCanHaveIsCorruptionWhereverItIs() throws IOException {
     openAndAppend("a", 10, "b", 11, "c", 12);
-    byte[] bytes = Files.readAllBytes(file());
-    int entryB = 8 + 13;
-    bytes[entryB + 1] = 0x10; // b's length: 1 MiB and more, past the largest name
-    Files.write(file(), bytes);
-    IOException e = assertThrows(IOException.class, () -> PersistenceIdLog.read(dir));
-    assertTrue(e.getMessage().contains("is corrupt: the entry at byte 21 has a length of 1048577"), e.getMessage());
-    assertThrows(IOException.class, () -> openAndAppend());
-    assertEquals(bytes.length, Files.size(file()), "a corrupt file is not truncated");
+    byte[] whole = Files.readAllBytes(file());
+    byte[] bytes = whole.clone();
+    bytes[8 + 13 + 1] = 0x10; // b's length (its entry at byte 21): 1 MiB and more, past the largest name
+    assertCorrupt(bytes, "is corrupt: the entry at byte 21 has a length of 1048577");
+    byte[] last = whole.clone();
+    last[8 + 2 * 13] = (byte) 0x80; // c's length negative: the last entry, but no append writes such a length
+    assertCorrupt(last, "is corrupt: the entry at byte 34 has a length of");
   }
 
   @Test
