@@ -10,6 +10,7 @@ import akka.cluster.typed.Join;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.group.GroupSettings;
+import io.tributary.log.PartitionLeader;
 import io.tributary.log.TunedLeveldbJournal;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
@@ -194,17 +195,22 @@ public final class BrokerNode implements AutoCloseable {
   }
 
   /**
-   * {@link TunedLeveldbJournal#checkStore} for each journal instance, before any starts: a journal that would refuse
-   * to start (a corrupt or lost persistence id file) fails the broker's start at once, with the journal's error,
-   * instead of leaving the node half-started until the start times out.
+   * {@link TunedLeveldbJournal#checkStore} and {@link PartitionLeader#checkPlacement} for each journal, before any
+   * starts: a journal that would refuse to start (a corrupt or lost persistence id file), or one holding partitions
+   * that belong elsewhere (a moved file, a changed {@code tributary.journal.instances}), fails the broker's start at
+   * once with one line, instead of a node half-started until the start times out or partitions started empty.
    *
    * @throws IllegalStateException "journal-N: ..." for the first journal that would refuse to start
    */
   private static void checkJournals(Config config, BrokerSettings settings) {
-    for (int i = 0; i < settings.journalInstances(); i++) {
+    for (int i = 0; config.hasPath(BrokerSettings.journalPluginId(i)); i++) {
       Config journal = config.getConfig(BrokerSettings.journalPluginId(i));
+      Path dir = Path.of(journal.getString("dir"));
       try {
-        TunedLeveldbJournal.checkStore(Path.of(journal.getString("dir")), journal.getBoolean("native"));
+        if (i < settings.journalInstances()) {
+          TunedLeveldbJournal.checkStore(dir, journal.getBoolean("native"));
+        }
+        PartitionLeader.checkPlacement(dir, i, settings.journalInstances()); // also the unused instances' dirs
       } catch (IllegalStateException e) {
         throw new IllegalStateException("journal-" + i + ": " + e.getMessage(), e);
       }

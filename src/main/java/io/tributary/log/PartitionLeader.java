@@ -489,6 +489,40 @@ public final class PartitionLeader
     }
   }
 
+  /**
+   * Checks that journal instance {@code index} (its directory {@code journalDir}) holds only partitions that
+   * {@link #journalPluginIdFor} places there with {@code instances} instances, by the partitions its persistence id
+   * file maps: a file moved from another journal, or a changed {@code tributary.journal.instances}, would start
+   * those partitions empty and leave their logs unread. Reads the file only (no store); nothing to check if it does
+   * not exist. Call it before the journals start.
+   *
+   * @throws IllegalStateException naming the file, a partition that belongs elsewhere and where, or the file's
+   *     error if it cannot be read
+   */
+  public static void checkPlacement(java.nio.file.Path journalDir, int index, int instances) {
+    Map<String, Integer> ids;
+    try {
+      ids = PersistenceIdLog.read(journalDir);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+    String prefix = PERSISTENCE_TYPE + "|"; // PersistenceId.of's separator
+    String here = BrokerSettings.journalPluginId(index);
+    for (String pid : ids.keySet()) {
+      if (!pid.startsWith(prefix)) {
+        continue;
+      }
+      String entityId = pid.substring(prefix.length());
+      String home = journalPluginIdFor(entityId, instances);
+      if (!home.equals(here)) {
+        throw new IllegalStateException(journalDir.resolve(PersistenceIdLog.FILE_NAME) + " maps partition " + entityId
+            + (index < instances ? ", which belongs in " + home.substring(home.lastIndexOf('.') + 1) : "")
+            + " with tributary.journal.instances = " + instances + ": the file was moved from another journal, or"
+            + " journal.instances changed since the data was written (it must stay as it was); refusing to start");
+      }
+    }
+  }
+
   /** The journal plugin instance that holds partition {@code entityId}: stable for a given instance count. */
   public static String journalPluginIdFor(String entityId, int instances) {
     return BrokerSettings.journalPluginId(Math.floorMod(entityId.hashCode(), instances));

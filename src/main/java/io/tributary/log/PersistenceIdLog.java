@@ -31,9 +31,10 @@ import java.util.zip.CRC32C;
  * <p>Format: an 8-byte header {@code "TRIBPID"} + version {@code 1}, then one entry per mapping: the name's length
  * (int, UTF-8 bytes), the numeric id (int), the name, and a CRC-32C (int) of the id and the name; big-endian. Each
  * {@link #append} is forced to disk before it returns, so no event is ever stored under an id the file has not
- * durably recorded; an entry cut short by a crash (or a whole last entry that fails its checksum: a torn write) was
- * therefore never used, and {@link #read} drops it. A damaged entry followed by more entries, or a length no entry can
- * have, is corruption and an error: dropping it could hand its id to another persistence id.
+ * durably recorded; an entry cut short by a crash (or a whole last entry that fails its checksum, or a tail of zero
+ * bytes: a torn write) was therefore never used, and {@link #read} drops it. A damaged entry followed by more
+ * entries, or a length no entry can have, is corruption and an error: dropping it could hand its id to another
+ * persistence id.
  *
  * <p>Not thread-safe: the journal calls it under its id lock.
  */
@@ -63,6 +64,20 @@ final class PersistenceIdLog implements AutoCloseable {
    *     an entry other than the last is damaged, names an id twice, or gives two names one id
    */
   static PersistenceIdLog open(Path dir, Map<String, Integer> into) throws IOException {
+    try {
+      return openFile(dir, into);
+    } catch (IOException e) {
+      throw named(dir.resolve(FILE_NAME), e);
+    }
+  }
+
+  /** {@code e}, or an IOException naming {@code file} if its message does not (e.g. "Is a directory"). */
+  private static IOException named(Path file, IOException e) {
+    String m = String.valueOf(e.getMessage());
+    return m.contains(file.toString()) ? e : new IOException(file + ": " + m, e);
+  }
+
+  private static PersistenceIdLog openFile(Path dir, Map<String, Integer> into) throws IOException {
     Path file = dir.resolve(FILE_NAME);
     Files.createDirectories(dir);
     FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
@@ -105,7 +120,12 @@ final class PersistenceIdLog implements AutoCloseable {
     Path file = dir.resolve(FILE_NAME);
     Map<String, Integer> ids = new LinkedHashMap<>();
     if (Files.exists(file)) {
-      byte[] all = Files.readAllBytes(file);
+      byte[] all;
+      try {
+        all = Files.readAllBytes(file);
+      } catch (IOException e) {
+        throw named(file, e);
+      }
       if (all.length >= HEADER.length) {
         parse(file, all, ids);
       }
@@ -129,7 +149,7 @@ final class PersistenceIdLog implements AutoCloseable {
       int len = buf.getInt();
       int id = buf.getInt();
       boolean last;
-      if (len < 0 || len > MAX_NAME_BYTES) {
+      if ((len < 0 || len > MAX_NAME_BYTES) && !zeros(all, start)) {
         // an append writes its length whole or not at all (a torn entry is a prefix of what was written)
         throw new IOException(file + " is corrupt: the entry at byte " + start + " has a length of " + len);
       } else if (buf.remaining() < len + 4) {
@@ -150,12 +170,21 @@ final class PersistenceIdLog implements AutoCloseable {
         }
         last = !buf.hasRemaining();
       }
-      if (last) {
-        return start;
+      if (last || zeros(all, start)) {
+        return start; // or a tail of zeros: a crash kept the file's new length but not the bytes written
       }
       throw new IOException(file + " is corrupt: the entry at byte " + start + " fails its checksum");
     }
     return buf.position();
+  }
+
+  private static boolean zeros(byte[] all, int from) {
+    for (int i = from; i < all.length; i++) {
+      if (all[i] != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -251,6 +251,38 @@ class RetentionAndRestartTest {
     }
   }
 
+  /**
+   * Partitions belong in the journal their name hashes to: a persistence id file moved to another journal, or a
+   * changed {@code tributary.journal.instances}, would start those partitions empty; the start is refused instead.
+   */
+  @Test
+  void aMovedIdFileOrChangedJournalInstancesFailsTheStart() throws Exception {
+    Path dir = TestNodes.tempDataDir();
+    try (BrokerNode node = TestNodes.start(dir, Map.of())) {
+      assertEquals(ErrorCode.NONE, new Gw(node).create("placed", 8, Map.of()).error());
+    }
+    Path f0 = dir.resolve("journal-0").resolve("persistence-ids");
+    Path f1 = dir.resolve("journal-1").resolve("persistence-ids");
+    byte[] b0 = Files.readAllBytes(f0);
+    byte[] b1 = Files.readAllBytes(f1);
+    Files.write(f0, b1);
+    Files.write(f1, b0);
+    IllegalStateException swapped = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalStateException.class, () -> TestNodes.start(dir, Map.of()));
+    assertTrue(swapped.getMessage().contains("journal-0/persistence-ids maps partition ")
+        && swapped.getMessage().contains("the file was moved from another journal"), swapped.getMessage());
+    Files.write(f0, b0);
+    Files.write(f1, b1);
+
+    IllegalStateException fewer = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalStateException.class, () -> TestNodes.start(dir, Map.of("tributary.journal.instances", 2)));
+    assertTrue(fewer.getMessage().contains("with tributary.journal.instances = 2"), fewer.getMessage());
+
+    try (BrokerNode node = TestNodes.start(dir, Map.of())) { // as it was: starts
+      assertEquals(List.of("placed"), new Gw(node).list());
+    }
+  }
+
   @Test
   void topicAdminRejectsBadRequestsWithTypedErrors() {
     try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {

@@ -105,6 +105,28 @@ class PersistenceIdLogTest {
   }
 
   @Test
+  void aTailOfZerosIsATornWriteWhateverItsLength() throws IOException {
+    openAndAppend("a", 10);
+    byte[] whole = Files.readAllBytes(file());
+    for (int zeros : new int[] {3, 12, 13, 29, 100}) {
+      Files.write(file(), java.util.Arrays.copyOf(whole, whole.length + zeros)); // the size kept, not the bytes
+      assertEquals(Map.of("a", 10), openAndAppend("b", 11), zeros + " zero bytes are dropped");
+      assertEquals(Map.of("a", 10, "b", 11), PersistenceIdLog.read(dir), "and an append after them is read back");
+      Files.write(file(), whole);
+    }
+    Files.writeString(file(), "x", java.nio.file.StandardOpenOption.APPEND);
+    Files.write(file(), new byte[20], java.nio.file.StandardOpenOption.APPEND);
+    assertThrows(IOException.class, () -> PersistenceIdLog.read(dir), "not zeros from the first bad byte: corrupt");
+  }
+
+  @Test
+  void aFileThatCannotBeReadIsAnErrorNamingIt() throws IOException {
+    Files.createDirectory(file());
+    IOException e = assertThrows(IOException.class, () -> openAndAppend());
+    assertTrue(e.getMessage().startsWith(file().toString()), e.getMessage());
+  }
+
+  @Test
   void aFileCutShortBeforeItsHeaderStartsAgainEmpty() throws IOException {
     Files.write(file(), new byte[] {'T', 'R', 'I'});
     assertEquals(Map.of(), openAndAppend("a", 10));
