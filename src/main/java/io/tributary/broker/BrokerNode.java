@@ -139,9 +139,10 @@ public final class BrokerNode implements AutoCloseable {
    * committed offsets.
    *
    * @param config a config from {@link #config}
-   * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated), or a
-   *     journal's store would not start (its persistence id file corrupt or lost; see {@link
-   *     TunedLeveldbJournal#checkStore}), before the system starts
+   * @throws IllegalStateException if the node does not become ready within 60 s (the system is terminated); or,
+   *     before the system starts, if a journal would not start or holds partitions that belong in another (its
+   *     persistence id file corrupt, lost, cut or moved, or {@code tributary.journal.instances} changed; see {@link
+   *     TunedLeveldbJournal#checkStore} and {@link PartitionLeader#checkPlacement})
    * @throws DataDirInUseException if another broker holds the data directory
    * @throws IllegalArgumentException for invalid settings
    * @throws com.typesafe.config.ConfigException for settings missing or of the wrong type (see {@link

@@ -6,6 +6,7 @@ import io.tributary.client.TributaryException;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.PartitionDescription;
 import io.tributary.protocol.TopicDescription;
+import io.tributary.protocol.TopicNames;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -159,7 +160,7 @@ final class TopicsCommand implements Callable<Integer> {
       throw e;
     }
     for (TopicDescription d : topics) {
-      if (!(excludeInternal && d.name().startsWith("__"))) { // internal: as the broker's listing counts them
+      if (!(excludeInternal && TopicNames.isInternal(d.name()))) {
         describeLines(d).forEach(out::println);
       }
     }

@@ -654,7 +654,7 @@ public final class Controller {
     } else if (req instanceof AdminRequest.ListTopics l) {
       List<String> names = new ArrayList<>();
       for (TopicMetadata t : topics.values()) {
-        if (t.state() == TopicMetadata.State.READY && (l.includeInternal() || !t.name().startsWith("__"))) {
+        if (t.state() == TopicMetadata.State.READY && (l.includeInternal() || !TopicNames.isInternal(t.name()))) {
           names.add(t.name());
         }
       }
@@ -745,7 +745,7 @@ public final class Controller {
       return;
     }
     short placed = rf;
-    if (c.name().startsWith("__") && rf > brokers.size() && !brokers.isEmpty()) {
+    if (TopicNames.isInternal(c.name()) && rf > brokers.size() && !brokers.isEmpty()) {
       placed = (short) brokers.size(); // internal topics: as many replicas as brokers now, more as they join
     }
     if (placed > brokers.size()) {

@@ -57,6 +57,7 @@ import io.tributary.protocol.ProduceRequest;
 import io.tributary.protocol.ProduceResponse;
 import io.tributary.protocol.ProtocolVersions;
 import io.tributary.protocol.TopicDescription;
+import io.tributary.protocol.TopicNames;
 import io.tributary.record.Murmur2;
 import io.tributary.record.RecordBatchBuilder;
 import io.tributary.util.Completions;
@@ -735,7 +736,7 @@ public final class GroupCoordinator extends AbstractBehavior<GroupCoordinator.Co
     if (m.pattern != null) {
       Pattern p = Pattern.compile(m.pattern);
       for (String t : meta.keySet()) {
-        if (!t.startsWith("__") && p.matcher(t).matches()) {
+        if (!TopicNames.isInternal(t) && p.matcher(t).matches()) {
           out.add(t);
         }
       }

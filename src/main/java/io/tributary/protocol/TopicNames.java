@@ -36,6 +36,15 @@ public final class TopicNames {
     return null;
   }
 
+  /**
+   * Whether {@code name} is an internal topic's, by Tributary's rule: it starts with {@code __} (as
+   * {@value #CONSUMER_OFFSETS}). Internal topics are left out of listings unless asked for, and get as many replicas as
+   * there are brokers when fewer than asked for are up.
+   */
+  public static boolean isInternal(String name) {
+    return name.startsWith("__");
+  }
+
   /** Whether {@code name} is a legal topic name. */
   public static boolean isValid(String name) {
     return invalidReason(name) == null;
