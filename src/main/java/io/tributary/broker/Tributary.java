@@ -91,6 +91,11 @@ public final class Tributary implements Extension {
           + "or overflowing Artery frame length, or garbage frames, can then stall this node. Put Tributary's jar "
           + "before akka-stream's and akka-remote's on the classpath (see README, Guarantees)");
     }
+    if (!readingSelectorActive()) {
+      system.log().warn("Akka's own akka.io.TcpIncomingConnection was loaded, not Tributary's: incoming connections "
+          + "are then read through akka.io's selector, which costs more CPU per request. Put Tributary's jar before "
+          + "akka-actor's on the classpath");
+    }
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
     ReplicationSettings replication = ReplicationSettings.create(system.settings().config());
     this.partitions = ReplicaManager.initRouter(system);
@@ -116,6 +121,19 @@ public final class Tributary implements Extension {
       return Class.forName("akka.stream.impl.io.ByteStringParser$ByteReader").getField("OVERFLOW_SAFE")
           .getBoolean(null)
           && Class.forName("akka.remote.artery.tcp.TcpFraming").getField("CHECKS_ENVELOPES").getBoolean(null);
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * Whether the loaded {@code akka.io.TcpIncomingConnection} is Tributary's replacement (in this jar), which reads
+   * incoming pull-mode connections on {@link io.tributary.net.ReadingSelector}; false when Akka's own came first on
+   * the classpath (everything still works, at a higher CPU cost per request).
+   */
+  public static boolean readingSelectorActive() {
+    try {
+      return Class.forName("akka.io.TcpIncomingConnection").getField("READS_ON_SELECTOR").getBoolean(null);
     } catch (ReflectiveOperationException | LinkageError e) {
       return false;
     }
