@@ -224,8 +224,9 @@ class TcpIncomingConnectionTest {
           .match(akka.io.Tcp.Bound.class, b -> bound.complete(b.localAddress().getPort()))
           .match(akka.io.Tcp.CommandFailed.class, f -> bound.completeExceptionally(new IllegalStateException("" + f)))
           .match(akka.io.Tcp.Connected.class, c -> {
-            ActorRef handler = getContext().actorOf(Props.create(PushEcho.class, () -> new PushEcho(sender())));
-            sender().tell(TcpMessage.register(handler), self());
+            ActorRef connection = sender();  // not sender() inside the creator: that runs later, on another thread
+            ActorRef handler = getContext().actorOf(Props.create(PushEcho.class, () -> new PushEcho(connection)));
+            connection.tell(TcpMessage.register(handler), self());
           })
           .build();
     }
