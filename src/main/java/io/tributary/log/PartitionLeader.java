@@ -316,6 +316,9 @@ public final class PartitionLeader
     INSTANCE
   }
 
+  /** Only for tests: answered with whether the {@link IsrCheck} timer is active. Local only (sent to the replica). */
+  record IsrCheckScheduled(ActorRef<Boolean> replyTo) implements InternalCommand {}
+
   private enum AckTimeoutCheck implements InternalCommand {
     INSTANCE
   }
@@ -616,6 +619,10 @@ public final class PartitionLeader
           return Effect().none();
         })
         .onCommand(IsrCheck.class, this::onIsrCheck)
+        .onCommand(IsrCheckScheduled.class, (state, cmd) -> {
+          cmd.replyTo().tell(timers.isTimerActive(IsrCheck.INSTANCE));
+          return Effect().none();
+        })
         .onCommand(AckTimeoutCheck.class, this::onAckTimeoutCheck)
         .onCommand(IsrChangeDone.class, this::onIsrChangeDone)
         .onCommand(DeletePartition.class, this::onDelete)
