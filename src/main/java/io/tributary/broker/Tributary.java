@@ -75,6 +75,7 @@ public final class Tributary implements Extension {
     }
     this.settings = BrokerSettings.create(system.settings().config());
     io.tributary.protocol.FrameLimits.allowInboundFrames(system.settings().config());
+    io.tributary.net.PartialFrameBudget.configure(system.settings().config());
     if (!settings.role().isEmpty() && !Cluster.get(system).selfMember().hasRole(settings.role())) {
       throw new IllegalStateException("This node lacks the cluster role '" + settings.role()
           + "' that broker nodes need: set akka.cluster.roles = [\"" + settings.role() + "\"]");

@@ -110,6 +110,7 @@ public final class TributaryClient implements AutoCloseable {
       Map<String, ?> config) {
     this.system = system;
     io.tributary.protocol.FrameLimits.allowInboundFrames(system.settings().config());
+    io.tributary.net.PartialFrameBudget.configure(system.settings().config());
     this.gateway = gateway;
     this.health = health;
     this.failover = failover;

@@ -1,6 +1,7 @@
 /*
  * Replaces the class of the same binary name in akka-remote 2.6.21 (Apache License 2.0, Lightbend Inc.) with the same
- * public methods and behaviour, except that a frame that cannot be an Artery envelope closes its connection.
+ * public methods and behaviour, except that a frame that cannot be an Artery envelope, or an incomplete frame past
+ * the JVM's budget of buffered bytes, closes its connection.
  */
 package akka.remote.artery.tcp;
 
@@ -12,6 +13,7 @@ import akka.stream.impl.io.ByteStringParser;
 import akka.stream.scaladsl.Framing;
 import akka.stream.stage.GraphStageLogic;
 import akka.util.ByteString;
+import io.tributary.net.PartialFrameBudget;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import scala.Option;
@@ -32,6 +34,12 @@ import scala.Option;
  * <p>A stream id other than Artery's three (1 control, 2 ordinary, 3 large messages) closes the connection as soon as
  * it is read, with a message that says so (Akka's closed it at its first frame, in the stage that routes frames to
  * the three streams, with "Unexpected streamId").
+ *
+ * <p>Incomplete frames are held within {@link PartialFrameBudget}, one budget of the JVM's heap for all incoming
+ * connections (Akka buffered each connection's frame until complete, up to {@code maximum-frame-size}, with no bound
+ * on their sum): a connection whose buffered part of a frame would take the total past it fails the stage with a
+ * {@link Framing.FramingException}, which closes that connection; a frame's bytes return to the budget when it
+ * completes or the connection closes.
  *
  * <p>Errors are Akka's otherwise: a connection that does not start with the magic fails with {@link
  * Framing.FramingException}, one closed within a frame with "truncated final frame". Tributary's jar must come before
@@ -154,8 +162,16 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
       }
     };
 
+    /** This connection's share of {@link PartialFrameBudget}: the bytes of its incomplete frame. */
+    private final PartialFrameBudget.Holder budget = PartialFrameBudget.holder();
+
     Logic() {
       startWith(readMagic);
+    }
+
+    @Override
+    public void postStop() {
+      budget.releaseAll();
     }
 
     /** One frame after another of the stream {@code streamId}. */
@@ -173,8 +189,18 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
 
       @Override
       public ParseResult<EnvelopeBuffer> parse(ByteReader reader) {
+        int buffered = reader.remainingSize();
         int frameLength = reader.readIntLE();
-        ByteBuffer buffer = ByteBuffer.wrap(reader.take(frameLength).toArray());
+        if (frameLength > buffered - 4 && frameLength >= 0 && frameLength <= ByteReader.maxLength()
+            && !budget.hold(buffered)) {
+          throw new Framing.FramingException("A frame of " + frameLength + " bytes on stream " + streamId
+              + " is incomplete after " + buffered + " bytes, and the incomplete frames of this JVM's connections "
+              + "already hold what " + PartialFrameBudget.CONFIG_KEY + " (" + PartialFrameBudget.limit()
+              + " bytes) allows; the connection is closed");
+        }
+        ByteString frame = reader.take(frameLength); // Akka's NeedMoreData when incomplete: held until more arrives
+        budget.releaseAll();
+        ByteBuffer buffer = ByteBuffer.wrap(frame.toArray());
         buffer.order(ByteOrder.LITTLE_ENDIAN);
         String bad = notAnEnvelope(buffer);
         if (bad != null) {

@@ -1,0 +1,192 @@
+package akka.remote.artery.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.japi.Pair;
+import akka.remote.artery.EnvelopeBuffer;
+import akka.remote.artery.NoOpRemotingFlightRecorder$;
+import akka.stream.OverflowStrategy;
+import akka.stream.QueueOfferResult;
+import akka.stream.javadsl.Sink;
+import akka.stream.javadsl.Source;
+import akka.stream.javadsl.SourceQueueWithComplete;
+import akka.stream.scaladsl.Framing;
+import akka.util.ByteString;
+import io.tributary.net.PartialFrameBudget;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link TcpFraming} holds incomplete frames within {@link PartialFrameBudget}: the bytes a connection has buffered of
+ * a frame count until it completes or the connection ends, and a connection whose buffered part would take the
+ * JVM's total past the limit is failed (closed), while the others go on. The limit is lowered to 10,000 bytes here
+ * and restored after each test.
+ */
+class TcpFramingBudgetTest {
+  private static final ActorTestKit KIT = ActorTestKit.create();
+  private static final int LIMIT = 10_000;
+  private long limitBefore;
+
+  @AfterAll
+  static void stop() {
+    KIT.shutdownTestKit();
+  }
+
+  @BeforeEach
+  void lowerTheLimit() {
+    limitBefore = PartialFrameBudget.limit();
+    await("no bytes held by earlier streams", () -> PartialFrameBudget.used() == 0);
+    PartialFrameBudget.setLimit(LIMIT);
+  }
+
+  @AfterEach
+  void restoreTheLimit() {
+    PartialFrameBudget.setLimit(limitBefore);
+  }
+
+  /** A connection's stream: its bytes are offered by the test, its frames collected. */
+  private record Conn(SourceQueueWithComplete<ByteString> in, CompletionStage<List<EnvelopeBuffer>> out) {
+    void send(byte[] bytes, int from, int to) {
+      QueueOfferResult r = in.offer(ByteString.fromArray(bytes, from, to - from)).toCompletableFuture().join();
+      assertEquals(QueueOfferResult.enqueued(), r);
+    }
+  }
+
+  private static Conn open() {
+    Pair<SourceQueueWithComplete<ByteString>, CompletionStage<List<EnvelopeBuffer>>> p =
+        Source.<ByteString>queue(16, OverflowStrategy.backpressure())
+            .via(new TcpFraming(NoOpRemotingFlightRecorder$.MODULE$))
+            .toMat(Sink.seq(), akka.stream.javadsl.Keep.both())
+            .run(KIT.system());
+    return new Conn(p.first(), p.second());
+  }
+
+  /** The magic, stream id 2 and one frame of {@code size} bytes that passes as an envelope. */
+  private static byte[] connectionWithFrame(int size, int seed) {
+    ByteBuffer b = ByteBuffer.allocate(5 + 4 + size).order(ByteOrder.LITTLE_ENDIAN);
+    b.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2).putInt(size);
+    byte[] frame = new byte[size];
+    Arrays.fill(frame, (byte) seed);
+    frame[0] = 0; // protocol version 0
+    frame[12] = 5; // a serializer id other than 0
+    b.put(frame);
+    return b.array();
+  }
+
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("Timed out waiting for: " + what + " (held: " + PartialFrameBudget.used() + ")");
+      }
+      try {
+        Thread.sleep(10); // polling a condition with a deadline
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private static Throwable failureOf(Conn c) {
+    ExecutionException e = assertThrows(ExecutionException.class,
+        () -> c.out().toCompletableFuture().get(30, TimeUnit.SECONDS));
+    return e.getCause();
+  }
+
+  @Test
+  void aConnectionPastTheBudgetIsClosedAndTheOthersGoOn() throws Exception {
+    byte[] a = connectionWithFrame(8000, 1);
+    Conn first = open();
+    first.send(a, 0, 5 + 4 + 6000); // holds its 6,004 buffered bytes (the length included) of an 8,000-byte frame
+    await("the first connection's 6,004 bytes held", () -> PartialFrameBudget.used() == 6004);
+
+    byte[] b = connectionWithFrame(8000, 2);
+    long refusedBefore = PartialFrameBudget.refusedConnections();
+    Conn second = open();
+    second.send(b, 0, 5 + 4 + 3000); // 3,004 more fit: 9,008 in all
+    await("both connections' bytes held", () -> PartialFrameBudget.used() == 9008);
+    second.send(b, 5 + 4 + 3000, 5 + 4 + 5000); // 5,004 would make 11,008 > 10,000: closed
+    Throwable t = failureOf(second);
+    assertInstanceOf(Framing.FramingException.class, t);
+    assertTrue(t.getMessage().contains("A frame of 8000 bytes on stream 2 is incomplete after 5004 bytes")
+        && t.getMessage().contains(PartialFrameBudget.CONFIG_KEY + " (10000 bytes)"), t.getMessage());
+    assertEquals(refusedBefore + 1, PartialFrameBudget.refusedConnections());
+    await("the closed connection's bytes returned", () -> PartialFrameBudget.used() == 6004);
+
+    // the first connection completes its frame and gets it whole; the budget is empty again
+    first.send(a, 5 + 4 + 6000, a.length);
+    first.in().complete();
+    List<EnvelopeBuffer> frames = first.out().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    assertEquals(1, frames.size());
+    assertEquals(8000, frames.get(0).byteBuffer().remaining());
+    assertEquals(1, frames.get(0).byteBuffer().get(100));
+    assertEquals(0, PartialFrameBudget.used());
+
+    // and a third connection may now hold what the second could not
+    Conn third = open();
+    third.send(b, 0, 5 + 4 + 5000);
+    await("the third connection's bytes held", () -> PartialFrameBudget.used() == 5004);
+    third.send(b, 5 + 4 + 5000, b.length);
+    third.in().complete();
+    assertEquals(1, third.out().toCompletableFuture().get(30, TimeUnit.SECONDS).size());
+    assertEquals(0, PartialFrameBudget.used());
+  }
+
+  @Test
+  void aConnectionThatEndsInTheMiddleOfAFrameReturnsItsBytes() {
+    byte[] a = connectionWithFrame(8000, 1);
+    Conn c = open();
+    c.send(a, 0, 5 + 4 + 7000);
+    await("7,004 bytes held", () -> PartialFrameBudget.used() == 7004);
+    c.in().complete();
+    Throwable t = failureOf(c);
+    assertTrue(t.getMessage().contains("truncated final frame"), t.getMessage());
+    await("the bytes returned", () -> PartialFrameBudget.used() == 0);
+  }
+
+  @Test
+  void framesThatArriveWholeNeverCountEvenAboveTheLimit() throws Exception {
+    byte[] big = connectionWithFrame(3 * LIMIT, 3);
+    Conn c = open();
+    c.send(big, 0, big.length);
+    c.in().complete();
+    List<EnvelopeBuffer> frames = c.out().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    assertEquals(1, frames.size());
+    assertEquals(3 * LIMIT, frames.get(0).byteBuffer().remaining());
+    assertEquals(0, PartialFrameBudget.used());
+  }
+
+  @Test
+  void aFrameArrivingInSmallPiecesCountsWhatIsBufferedAsItGrows() throws Exception {
+    byte[] a = connectionWithFrame(9000, 4);
+    Conn c = open();
+    c.send(a, 0, 5);
+    for (int sent = 5, step = 1000; sent < a.length; sent += step) {
+      int to = Math.min(a.length, sent + step);
+      c.send(a, sent, to);
+      if (to < a.length) {
+        int held = to - 5;
+        await(held + " bytes held", () -> PartialFrameBudget.used() == held);
+      }
+    }
+    c.in().complete();
+    assertEquals(1, c.out().toCompletableFuture().get(30, TimeUnit.SECONDS).size());
+    assertEquals(0, PartialFrameBudget.used());
+  }
+}
