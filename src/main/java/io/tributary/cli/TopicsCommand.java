@@ -53,7 +53,8 @@ final class TopicsCommand implements Callable<Integer> {
       description = "With --list or --describe: leave out internal topics (__consumer_offsets), as Kafka's.")
   boolean excludeInternal;
 
-  @Option(names = "--topic", paramLabel = "TOPIC", description = "The topic name.")
+  @Option(names = "--topic", paramLabel = "TOPIC",
+      description = "The topic name; with --list, a regular expression of the names to list (as Kafka's).")
   String topic;
 
   @Option(
@@ -98,7 +99,10 @@ final class TopicsCommand implements Callable<Integer> {
       if (action.create) {
         create(admin, out);
       } else if (action.list) {
-        admin.listTopics(!excludeInternal).forEach(out::println);
+        java.util.regex.Pattern filter = listFilter();
+        admin.listTopics(!excludeInternal).stream()
+            .filter(t -> filter == null || filter.matcher(t).matches())
+            .forEach(out::println);
       } else if (action.describe) {
         describe(admin, out);
       } else {
@@ -109,9 +113,28 @@ final class TopicsCommand implements Callable<Integer> {
     return Main.EXIT_OK;
   }
 
+  /**
+   * With {@code --list}, {@code --topic} is a Java regular expression the whole name must match, as Kafka's
+   * {@code kafka-topics --list --topic} (whose commas also separate alternatives); null without {@code --topic}.
+   */
+  private java.util.regex.Pattern listFilter() {
+    if (topic == null) {
+      return null;
+    }
+    try {
+      return java.util.regex.Pattern.compile(topic.replace(',', '|'));
+    } catch (java.util.regex.PatternSyntaxException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--topic with --list is a regular expression, and '" + topic + "' is not one: " + e.getDescription());
+    }
+  }
+
   private void validate() {
     CommandLine cl = spec.commandLine();
     bootstrap.validate(cl);
+    if (action.list) {
+      listFilter(); // a bad expression is a usage error before connecting
+    }
     if ((action.create || action.delete) && topic == null) {
       throw new CommandLine.ParameterException(
           cl, "Missing required option '--topic=TOPIC' for " + (action.create ? "--create" : "--delete"));

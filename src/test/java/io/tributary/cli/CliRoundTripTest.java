@@ -408,6 +408,29 @@ class CliRoundTripTest {
         run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "x", "--exclude-internal").exitCode());
   }
 
+  /** As Kafka's {@code kafka-topics --list --topic}: a regular expression the whole name matches; commas separate. */
+  @Test
+  void listWithATopicListsTheNamesItMatches() {
+    for (String t : List.of("regex-a1", "regex-a2", "regex-b1")) {
+      ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", t, "--partitions", "1"));
+    }
+    assertEquals(List.of("regex-a1", "regex-a2"), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list",
+        "--topic", "regex-a.*")).out()));
+    assertEquals(List.of("regex-b1"), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list",
+        "--topic", "regex-b1")).out()));
+    assertEquals(List.of("regex-a2", "regex-b1"), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list",
+        "--topic", "regex-a2,regex-b.*")).out()));
+    assertEquals(List.of(), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list", "--topic",
+        "regex")).out()), "the whole name must match");
+    Run bad = run("topics", "--bootstrap-server", bootstrap, "--list", "--topic", "regex-(");
+    assertEquals(Main.EXIT_USAGE, bad.exitCode());
+    assertTrue(bad.err().contains("--topic with --list is a regular expression, and 'regex-(' is not one"), bad.err());
+  }
+
+  private static List<String> sorted(String lines) {
+    return lines.lines().sorted().toList();
+  }
+
   @Test
   void produceToAMissingTopicFailsWithOneLine() {
     Run r = run("x\n".getBytes(StandardCharsets.UTF_8), "produce", "--bootstrap-server", bootstrap, "--topic",
