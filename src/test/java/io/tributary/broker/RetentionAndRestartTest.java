@@ -174,6 +174,41 @@ class RetentionAndRestartTest {
     }
   }
 
+  /**
+   * A topic with the longest legal name (249 characters) snapshots (its persistence id is too long for Akka's snapshot
+   * file name, so its snapshots failed, and retention never deleted its journal events) and recovers from it.
+   */
+  @Test
+  void aTopicWithTheLongestLegalNameSnapshotsAndRecovers() throws Exception {
+    String topic = "L".repeat(io.tributary.protocol.TopicNames.MAX_LENGTH);
+    Path dir = TestNodes.tempDataDir();
+    Map<String, Object> cfg = Map.of("tributary.log.snapshot-every-batches", 7);
+    try (BrokerNode node = TestNodes.start(dir, cfg)) {
+      Gw gw = new Gw(node);
+      assertEquals(ErrorCode.NONE, gw.create(topic, 1, Map.of("retention.ms", "-1")).error());
+      for (int i = 0; i < 25; i++) {
+        assertEquals(ErrorCode.NONE, gw.produce(topic, 0, Gw.batch("b" + i + "-", 4, 1000 + i)).error());
+      }
+      await("a snapshot of the long-named partition", () -> {
+        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("snapshots"))) {
+          return files.anyMatch(f -> f.getFileName().toString().startsWith("snapshot-~"));
+        } catch (java.io.IOException e) {
+          return false;
+        }
+      });
+    }
+    try (BrokerNode node = TestNodes.start(dir, cfg)) {
+      Gw gw = new Gw(node);
+      List<Record> all = readAll(gw, topic, 0, 0);
+      assertEquals(100, all.size());
+      for (int i = 0; i < all.size(); i++) {
+        assertEquals(i, all.get(i).offset());
+        assertEquals("b" + (i / 4) + "-" + (i % 4), new String(all.get(i).value(), StandardCharsets.UTF_8));
+      }
+      assertEquals(100, gw.produce(topic, 0, Gw.batch("after", 1, 5000)).baseOffset());
+    }
+  }
+
   @Test
   void deletedTopicIsGoneAndARecreatedOneStartsAtZero() {
     try (BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of())) {
