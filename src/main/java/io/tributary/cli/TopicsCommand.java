@@ -204,7 +204,8 @@ final class TopicsCommand implements Callable<Integer> {
    * The lines {@code --describe} prints for one topic, in Kafka's layout: a topic line
    * ({@code Topic: t\tTopicId: id\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: k=v,...}) then one line per
    * partition ({@code \tTopic: t\tPartition: 0\tLeader: 127.0.0.1:9092\tReplicas: ...\tIsr: ...\tLeaderEpoch: 0}).
-   * Brokers are shown as their {@code host:port} (Kafka shows numeric broker ids); a partition without a leader shows {@code none}.
+   * Brokers are shown as their {@code host:port} (Kafka shows numeric broker ids); a partition without a leader shows
+   * {@code none}.
    */
   static List<String> describeLines(TopicDescription d) {
     List<PartitionDescription> parts = d.partitions() == null ? List.of() : d.partitions();

@@ -41,9 +41,10 @@ import scala.concurrent.Future;
  * never in a URL-encoded id, so the two forms cannot meet); every other file is named exactly as Akka's, and loading
  * and deleting look for both forms, so snapshots written before stay readable.
  *
- * <p>Files are written under their name with {@code tmp} appended and renamed into place, so a crash leaves no partial snapshot under a
- * snapshot's name; loading tries the youngest matching snapshot first and up to {@code max-load-attempts} older ones
- * when one fails to read (as Akka's). Contents are Akka's: the serialized {@link Snapshot} wrapper.
+ * <p>Files are written under their name with {@code tmp} appended and renamed into place, so a crash leaves no
+ * partial snapshot under a snapshot's name; loading tries the youngest matching snapshot first and up to {@code
+ * max-load-attempts} older ones when one fails to read (as Akka's). Contents are Akka's: the serialized {@link
+ * Snapshot} wrapper.
  *
  * <p>Confinement: an Akka Persistence plugin actor; file I/O runs on {@code stream-dispatcher}.
  */
