@@ -96,6 +96,12 @@ final class ProducerBatch {
    * the batch (e.g. a timeout, a lost answer): the batch may have been appended.
    */
   boolean mayHaveBeenAppended;
+  /**
+   * Idempotent producer: the last failed attempt was the expected answer to a batch sealed behind a known gap (a
+   * sequence error after an earlier batch of the partition was refused, e.g. MESSAGE_TOO_LARGE), resent with the
+   * bumped epoch; the producer does not warn about such a retry. Sender thread only.
+   */
+  boolean retryBehindKnownGap;
 
   private final AtomicBoolean done = new AtomicBoolean();
   private final CountDownLatch doneLatch = new CountDownLatch(1);

@@ -725,10 +725,12 @@ final class RecordAccumulator {
         batch.mayHaveBeenAppended = true;
       }
       boolean reseal = false;
+      batch.retryBehindKnownGap = false;
       if (sealed && isBehindGap(pq, batch)) {
         // it cannot be appended with its sequence any more: whatever the answer, resend it with the new epoch
         retriable = error.isRetriable() || isSequenceError(code);
         reseal = retriable;
+        batch.retryBehindKnownGap = isSequenceError(code);
       } else if (sealed && isSequenceError(code)) {
         retriable = true;
         reseal = !hasEarlierPending(pq, batch); // else the earlier batch may still fill the gap: resend as it is

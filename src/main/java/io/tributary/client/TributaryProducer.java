@@ -566,7 +566,13 @@ final class TributaryProducer<K, V> implements Producer<K, V>, RecordAccumulator
         metadata.requestRefresh(batch.topic);
       }
       if (accumulator.onFailure(batch, error)) {
-        warnRetry(batch, error);
+        if (batch.retryBehindKnownGap) {
+          // the leader's expected answer to a batch behind a batch it refused: resent with the bumped epoch
+          LOG.debug("Produce to {}-{}: {} behind a refused batch, resending with a new producer epoch", batch.topic,
+              batch.partition, error.errorCode());
+        } else {
+          warnRetry(batch, error);
+        }
       }
     } catch (RuntimeException e) {
       client.system().log().error("Tributary producer failed to handle a produce answer", e);

@@ -604,6 +604,7 @@ class RecordAccumulatorTest {
     ProducerBatch t0 = first.stream().filter(b -> b.topic.equals("t")).findFirst().orElseThrow();
     ProducerBatch u0 = first.stream().filter(b -> b.topic.equals("u")).findFirst().orElseThrow();
     assertTrue(acc.onFailure(t0, new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "gap")));
+    assertFalse(t0.retryBehindKnownGap, "a gap the producer did not know of: the producer warns");
     CompletableFuture<RecordMetadata> f1 = append(acc, "t", 0, bytes(10, 1));
     clock.addAndGet(100);
     assertTrue(acc.drain().batches().isEmpty(), "nothing is sealed while a batch of the old epoch is pending");
@@ -757,6 +758,8 @@ class RecordAccumulatorTest {
     TributaryException outOfOrder = new TributaryException(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "expected 1");
     assertTrue(acc.onFailure(inFlight.get(1), outOfOrder), "retried, not surfaced");
     assertTrue(acc.onFailure(inFlight.get(2), outOfOrder), "retried, not surfaced");
+    assertTrue(inFlight.get(1).retryBehindKnownGap && inFlight.get(2).retryBehindKnownGap,
+        "the expected answers behind the refused batch: the producer does not warn about them");
     for (int i = 1; i < 4; i++) {
       assertFalse(futures.get(i).isDone(), "record " + i);
     }
