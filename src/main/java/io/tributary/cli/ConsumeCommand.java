@@ -181,6 +181,7 @@ final class ConsumeCommand implements Callable<Integer> {
         // with a group, --timeout-ms counts from the end of the first rebalance: joining takes at least the broker's
         // group.initial.rebalance.delay.ms (3 s by default), which is not "no record arrived"
         AtomicBoolean joined = new AtomicBoolean(groupId == null);
+        long lastRecordAt = System.nanoTime();
         if (groupId != null) {
           consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
             @Override
@@ -201,10 +202,9 @@ final class ConsumeCommand implements Callable<Integer> {
             consumer.seekToBeginning(partitions);
           } else {
             consumer.seekToEnd(partitions);
+            resolveLatest(consumer, partitions, lastRecordAt);
           }
-          partitions.forEach(consumer::position); // resolve now, so "latest" means: from when the command started
         }
-        long lastRecordAt = System.nanoTime();
         while (count.get() < limit && !stopping.get()) {
           long waitMs = 1000;
           if (!joined.get()) {
@@ -336,6 +336,30 @@ final class ConsumeCommand implements Callable<Integer> {
       Signal.handle(signal, handler);
     } catch (IllegalArgumentException e) {
       // leave it
+    }
+  }
+
+  /**
+   * Looks the end offsets of {@code partitions} up now, so that "latest" means: from when the command started (a
+   * partition looked up only by the first poll would start later). With {@code --timeout-ms}, within that time from
+   * {@code startNanos}: a partition whose leader does not answer by then is looked up by the polls instead, so that
+   * an unavailable partition does not hold the command past its timeout (Kafka's console consumer exits after
+   * {@code --timeout-ms} without a record, whatever the partitions' state).
+   */
+  private void resolveLatest(Consumer<byte[], byte[]> consumer, List<TopicPartition> partitions, long startNanos) {
+    for (TopicPartition tp : partitions) {
+      if (timeoutMs == null) {
+        consumer.position(tp);
+        continue;
+      }
+      long leftMs = timeoutMs - (System.nanoTime() - startNanos) / 1_000_000;
+      try {
+        consumer.position(tp, Duration.ofMillis(Math.max(0, leftMs)));
+      } catch (TributaryException e) {
+        if (!e.errorCode().retriable()) {
+          throw e;
+        }
+      }
     }
   }
 

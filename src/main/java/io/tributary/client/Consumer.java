@@ -189,6 +189,22 @@ public interface Consumer<K, V> extends AutoCloseable {
    */
   long position(TopicPartition partition);
 
+  /**
+   * As {@link #position(TopicPartition)}, waiting at most {@code timeout} for a lookup (Kafka's {@code
+   * position(TopicPartition, Duration)}).
+   *
+   * @param partition an assigned partition
+   * @param timeout the longest wait for the lookups, at least 0
+   * @return the next offset to read
+   * @throws TributaryException a retriable one (e.g. REQUEST_TIMED_OUT, LEADER_NOT_AVAILABLE) when the position could
+   *     not be looked up within {@code timeout}
+   * @throws IllegalStateException if the partition is not assigned
+   * @throws NoOffsetForPartitionException when {@code auto.offset.reset=none} and no position and no committed offset
+   *     exist
+   * @throws WakeupException if {@link #wakeup()} was called
+   */
+  long position(TopicPartition partition, java.time.Duration timeout);
+
   // ---------------------------------------------------------------------------------------------------------------
   // Polling
 

@@ -455,6 +455,20 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public long position(TopicPartition partition) {
+    return position(partition, settings.defaultApiTimeoutMs());
+  }
+
+  /** {@inheritDoc} Blocks up to {@code timeout} for each lookup of an unknown position (committed, then log offsets). */
+  @Override
+  public long position(TopicPartition partition, Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative");
+    }
+    return position(partition, toMillisSaturated(timeout));
+  }
+
+  private long position(TopicPartition partition, long timeoutMs) {
     checkOpen();
     PartitionState state = stateOf(partition);
     if (state.position < 0) {
@@ -462,7 +476,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     }
     if (state.position < 0 && state.needsCommitted) {
       OffsetAndMetadata committed =
-          fetchCommitted(List.of(partition), settings.defaultApiTimeoutMs()).get(partition);
+          fetchCommitted(List.of(partition), timeoutMs).get(partition);
       if (state.position < 0 && state.needsCommitted) {
         reset(state);
         if (committed != null) {
@@ -474,7 +488,7 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     if (state.position < 0) {
       String strategy = strategyOf(state);
       long offset =
-          listOffsets(List.of(partition), timestampOf(strategy), settings.defaultApiTimeoutMs()).get(partition);
+          listOffsets(List.of(partition), timestampOf(strategy), timeoutMs).get(partition);
       if (state.position < 0) {
         reset(state);
         state.position = offset;

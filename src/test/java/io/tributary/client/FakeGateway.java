@@ -77,6 +77,8 @@ final class FakeGateway {
   final AtomicInteger dropProduceReplies = new AtomicInteger();
   /** Whether produce requests are ignored entirely (a broker that never answers). */
   volatile boolean blackholeProduce;
+  /** Whether list-offsets requests are answered LEADER_NOT_AVAILABLE (a partition whose leader is down). */
+  volatile boolean listOffsetsLeaderNotAvailable;
   /** Whether every request is ignored (a node that stopped answering but whose actor is still there). */
   volatile boolean blackholeAll;
   /**
@@ -373,6 +375,11 @@ final class FakeGateway {
   }
 
   private void listOffsets(ListOffsetsRequest r) {
+    if (listOffsetsLeaderNotAvailable) {
+      r.replyTo().tell(new ListOffsetsResponse(r.topic(), r.partition(), ErrorCode.LEADER_NOT_AVAILABLE,
+          "no leader (injected)", -1, -1));
+      return;
+    }
     List<Partition> partitions = topics.get(r.topic());
     if (partitions == null || r.partition() >= partitions.size()) {
       r.replyTo()

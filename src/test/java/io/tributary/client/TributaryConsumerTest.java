@@ -122,6 +122,31 @@ class TributaryConsumerTest {
   }
 
   /**
+   * As Kafka's {@code position(TopicPartition, Duration)}: a position that cannot be looked up (its partition has no
+   * leader) fails with a retriable error once the given time is up, not after {@code default.api.timeout.ms} (ten
+   * minutes here); once the leader is back, the same call answers.
+   */
+  @Test
+  void positionWithATimeoutGivesUpAtThatTimeout() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("nolead", 1);
+    TopicPartition tp = new TopicPartition("nolead", 0);
+    s.fake().appendUnchecked("nolead", 0, Gw.batch("r-", 3, 1000L));
+    s.fake().listOffsetsLeaderNotAvailable = true;
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, Map.of(ClientConfig.DEFAULT_API_TIMEOUT_MS, 600_000));
+      consumer.assign(List.of(tp));
+      consumer.seekToEnd(List.of(tp));
+      TributaryException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60),
+          () -> assertThrows(TributaryException.class, () -> consumer.position(tp, Duration.ofMillis(300))),
+          "bounded by the given timeout, not by default.api.timeout.ms");
+      assertTrue(e.errorCode().retriable(), e.toString());
+      s.fake().listOffsetsLeaderNotAvailable = false;
+      assertEquals(3L, consumer.position(tp, Duration.ofSeconds(30)));
+    }
+  }
+
+  /**
    * A batch whose offset range ends past its last record (as log compaction leaves them; its lastOffsetDelta says 9,
    * it holds offsets 0-4): once its records are returned the position is the batch's next offset, as Kafka's
    * consumer, not the offset after the last record, and reading goes on from there.
