@@ -197,7 +197,7 @@ final class ConsumeCommand implements Callable<Integer> {
           consumer.assign(partitions);
           if (startOffset >= 0) {
             consumer.seek(partitions.get(0), startOffset);
-            warnIfOutOfRange(consumer, partitions.get(0), startOffset, config, err);
+            warnIfOutOfRange(consumer, partitions.get(0), startOffset, config, err, timeoutMs);
           } else if (startOffset == EARLIEST) {
             consumer.seekToBeginning(partitions);
           } else {
@@ -291,12 +291,30 @@ final class ConsumeCommand implements Callable<Integer> {
    * Says on stderr when {@code --offset} is below the partition's log start offset or above its high watermark: the
    * consumer then starts where {@code auto.offset.reset} says (as Kafka's console consumer does, which says nothing),
    * so that "no output" is not mistaken for "no records there". With {@code auto.offset.reset=none} the consumer
-   * fails with OFFSET_OUT_OF_RANGE instead, which is reported as the command's error.
+   * fails with OFFSET_OUT_OF_RANGE instead, which is reported as the command's error. With {@code --timeout-ms}
+   * the check waits at most that long and is skipped when the partition's leader does not answer by then (the
+   * command then ends after its timeout as usual).
    */
   private static void warnIfOutOfRange(Consumer<?, ?> consumer, TopicPartition tp, long offset,
-      Map<String, Object> config, PrintWriter err) {
-    long start = consumer.beginningOffsets(List.of(tp)).get(tp);
-    long end = consumer.endOffsets(List.of(tp)).get(tp);
+      Map<String, Object> config, PrintWriter err, Long timeoutMs) {
+    long start;
+    long end;
+    if (timeoutMs == null) {
+      start = consumer.beginningOffsets(List.of(tp)).get(tp);
+      end = consumer.endOffsets(List.of(tp)).get(tp);
+    } else {
+      long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+      try {
+        start = consumer.beginningOffsets(List.of(tp), Duration.ofMillis(timeoutMs)).get(tp);
+        end = consumer.endOffsets(List.of(tp),
+            Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))).get(tp);
+      } catch (TributaryException e) {
+        if (e.errorCode().retriable()) {
+          return;
+        }
+        throw e;
+      }
+    }
     if (offset >= start && offset <= end) {
       return;
     }

@@ -370,6 +370,20 @@ public interface Consumer<K, V> extends AutoCloseable {
   Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions);
 
   /**
+   * As {@link #beginningOffsets(Collection)}, blocking up to {@code timeout} (Kafka's overload with a {@code Duration}).
+   *
+   * @throws TributaryException a retriable one (e.g. REQUEST_TIMED_OUT, LEADER_NOT_AVAILABLE) when not answered in time
+   */
+  Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions, Duration timeout);
+
+  /**
+   * As {@link #endOffsets(Collection)}, blocking up to {@code timeout} (Kafka's overload with a {@code Duration}).
+   *
+   * @throws TributaryException a retriable one (e.g. REQUEST_TIMED_OUT, LEADER_NOT_AVAILABLE) when not answered in time
+   */
+  Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout);
+
+  /**
    * The number of partitions of {@code topic}. Blocks up to {@code default.api.timeout.ms}.
    *
    * @param topic the topic

@@ -645,6 +645,20 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, settings.defaultApiTimeoutMs());
   }
 
+  /** {@inheritDoc} */
+  @Override
+  public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+    checkOpen();
+    return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, toMillisSaturated(timeout));
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+    checkOpen();
+    return listOffsets(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, toMillisSaturated(timeout));
+  }
+
   /** {@inheritDoc} Blocks up to {@code default.api.timeout.ms}. */
   @Override
   public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {

@@ -141,7 +141,13 @@ class TributaryConsumerTest {
           () -> assertThrows(TributaryException.class, () -> consumer.position(tp, Duration.ofMillis(300))),
           "bounded by the given timeout, not by default.api.timeout.ms");
       assertTrue(e.errorCode().retriable(), e.toString());
+      TributaryException end = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60),
+          () -> assertThrows(TributaryException.class, () -> consumer.endOffsets(List.of(tp), Duration.ofMillis(300))),
+          "endOffsets bounded by the given timeout as well");
+      assertTrue(end.errorCode().retriable(), end.toString());
       s.fake().listOffsetsLeaderNotAvailable = false;
+      assertEquals(Map.of(tp, 3L), consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)));
+      assertEquals(Map.of(tp, 0L), consumer.beginningOffsets(List.of(tp), Duration.ofSeconds(30)));
       assertEquals(3L, consumer.position(tp, Duration.ofSeconds(30)));
     }
   }
