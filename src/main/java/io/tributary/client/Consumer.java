@@ -370,7 +370,8 @@ public interface Consumer<K, V> extends AutoCloseable {
   Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions);
 
   /**
-   * As {@link #beginningOffsets(Collection)}, blocking up to {@code timeout} (Kafka's overload with a {@code Duration}).
+   * As {@link #beginningOffsets(Collection)}, blocking up to {@code timeout} (Kafka's overload with a {@code
+   * Duration}).
    *
    * @throws TributaryException a retriable one (e.g. REQUEST_TIMED_OUT, LEADER_NOT_AVAILABLE) when not answered in time
    */

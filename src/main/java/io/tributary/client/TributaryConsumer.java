@@ -458,7 +458,9 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
     return position(partition, settings.defaultApiTimeoutMs());
   }
 
-  /** {@inheritDoc} Blocks up to {@code timeout} for each lookup of an unknown position (committed, then log offsets). */
+  /**
+   * {@inheritDoc} Blocks up to {@code timeout} for each lookup of an unknown position (committed, then log offsets).
+   */
   @Override
   public long position(TopicPartition partition, Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
