@@ -49,18 +49,7 @@ class PartialFrameBudgetIntegrationTest {
   }
 
   private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("Timed out waiting for: " + what + " (held: " + PartialFrameBudget.used() + ")");
-      }
-      try {
-        Thread.sleep(20); // polling a condition with a deadline
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    io.tributary.testing.Await.await(what, condition, () -> "held: " + PartialFrameBudget.used());
   }
 
   /** Connects to the broker's Artery port and sends the magic, stream id 2 and PARTIAL bytes of a 1.9 MB frame. */

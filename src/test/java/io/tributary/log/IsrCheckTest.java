@@ -92,18 +92,7 @@ class IsrCheckTest {
   }
 
   private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("Timed out waiting for: " + what);
-      }
-      try {
-        Thread.sleep(100); // polling a condition with a deadline
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    io.tributary.testing.Await.await(what, condition);
   }
 
   private BrokerNode node(String address) {

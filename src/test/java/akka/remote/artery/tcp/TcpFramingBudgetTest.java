@@ -89,18 +89,7 @@ class TcpFramingBudgetTest {
   }
 
   private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("Timed out waiting for: " + what + " (held: " + PartialFrameBudget.used() + ")");
-      }
-      try {
-        Thread.sleep(10); // polling a condition with a deadline
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    io.tributary.testing.Await.await(what, condition, () -> "held: " + PartialFrameBudget.used());
   }
 
   private static Throwable failureOf(Conn c) {
