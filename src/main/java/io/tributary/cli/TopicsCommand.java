@@ -42,10 +42,13 @@ final class TopicsCommand implements Callable<Integer> {
             + "--exclude-internal.")
     boolean list;
 
-    @Option(names = "--describe", required = true, description = "Describe --topic, or every topic.")
+    @Option(names = "--describe", required = true,
+        description = "Describe the topics --topic matches (a regular expression), or every topic.")
     boolean describe;
 
-    @Option(names = "--delete", required = true, description = "Delete a topic and its records (needs --topic).")
+    @Option(names = "--delete", required = true,
+        description = "Delete the topics --topic matches (a regular expression) and their records; never internal "
+            + "topics.")
     boolean delete;
   }
 
@@ -54,7 +57,9 @@ final class TopicsCommand implements Callable<Integer> {
   boolean excludeInternal;
 
   @Option(names = "--topic", paramLabel = "TOPIC",
-      description = "The topic name; with --list, a regular expression of the names to list (as Kafka's).")
+      description = "The topic name for --create; with --list, --describe and --delete a regular expression the "
+          + "whole name must match, commas separating alternatives, as Kafka's: escape a dot ('a\\.b') to match "
+          + "it alone.")
   String topic;
 
   @Option(
@@ -99,7 +104,7 @@ final class TopicsCommand implements Callable<Integer> {
       if (action.create) {
         create(admin, out);
       } else if (action.list) {
-        java.util.regex.Pattern filter = listFilter();
+        java.util.regex.Pattern filter = topicPattern();
         admin.listTopics(!excludeInternal).stream()
             .filter(t -> filter == null || filter.matcher(t).matches())
             .forEach(out::println);
@@ -114,10 +119,11 @@ final class TopicsCommand implements Callable<Integer> {
   }
 
   /**
-   * With {@code --list}, {@code --topic} is a Java regular expression the whole name must match, as Kafka's
-   * {@code kafka-topics --list --topic} (whose commas also separate alternatives); null without {@code --topic}.
+   * With {@code --list}, {@code --describe} and {@code --delete}, {@code --topic} is a Java regular expression the
+   * whole name must match, as Kafka's {@code kafka-topics --topic} (whose commas also separate alternatives); null
+   * without {@code --topic}. A bad expression is a usage error ({@link CommandLine.ParameterException}, exit 2).
    */
-  private java.util.regex.Pattern listFilter() {
+  private java.util.regex.Pattern topicPattern() {
     if (topic == null) {
       return null;
     }
@@ -125,15 +131,18 @@ final class TopicsCommand implements Callable<Integer> {
       return java.util.regex.Pattern.compile(topic.replace(',', '|'));
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--topic with --list is a regular expression, and '" + topic + "' is not one: " + e.getDescription());
+          "--topic with --" + (action.list ? "list" : action.describe ? "describe" : "delete")
+              + " is a regular expression, and '" + topic + "' is not one"
+              + (topic.indexOf(',') >= 0 ? " (commas separate alternatives, as in Kafka's: '" + topic.replace(',', '|')
+                  + "')" : "") + ": " + e.getDescription());
     }
   }
 
   private void validate() {
     CommandLine cl = spec.commandLine();
     bootstrap.validate(cl);
-    if (action.list) {
-      listFilter(); // a bad expression is a usage error before connecting
+    if (!action.create) {
+      topicPattern(); // a bad expression is a usage error before connecting
     }
     if ((action.create || action.delete) && topic == null) {
       throw new CommandLine.ParameterException(
@@ -172,10 +181,30 @@ final class TopicsCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * The topics {@code --topic} names for {@code --describe} or {@code --delete}: the existing names its pattern matches
+   * (internal topics too unless {@code internal} is false), sorted.
+   *
+   * @throws TributaryException {@code UNKNOWN_TOPIC_OR_PARTITION} when it matches none, as Kafka's "does not exist as
+   *     expected"
+   */
+  private List<String> matchingTopics(Admin admin, boolean internal) {
+    java.util.regex.Pattern pattern = topicPattern();
+    List<String> names = admin.listTopics(internal).stream()
+        .filter(t -> pattern.matcher(t).matches())
+        .sorted()
+        .toList();
+    if (names.isEmpty()) {
+      throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          "Topic '" + topic + "' does not exist" + (internal ? "" : " (internal topics are never deleted)"));
+    }
+    return names;
+  }
+
   private void describe(Admin admin, PrintWriter out) {
     List<TopicDescription> topics;
     try {
-      topics = admin.describeTopics(topic == null ? List.of() : List.of(topic));
+      topics = admin.describeTopics(topic == null ? List.of() : matchingTopics(admin, true));
     } catch (TributaryException e) {
       if (ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
         return;
@@ -190,12 +219,23 @@ final class TopicsCommand implements Callable<Integer> {
   }
 
   private void delete(Admin admin, PrintWriter out) {
+    List<String> names;
     try {
-      admin.deleteTopic(topic);
-      out.println("Deleted topic " + topic + ".");
+      names = matchingTopics(admin, false);
     } catch (TributaryException e) {
-      if (!(ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) {
-        throw e;
+      if (ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+        return;
+      }
+      throw e;
+    }
+    for (String name : names) {
+      try {
+        admin.deleteTopic(name);
+        out.println("Deleted topic " + name + ".");
+      } catch (TributaryException e) { // deleted by someone else since the listing: gone, as --if-exists asks
+        if (!(ifExists && e.errorCode() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) {
+          throw e;
+        }
       }
     }
   }

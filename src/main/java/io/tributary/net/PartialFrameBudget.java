@@ -148,10 +148,10 @@ public final class PartialFrameBudget {
     long last = lastWarnMs.get();
     if (now - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, now)) {
       long n = refusedSinceWarn.sumThenReset();
-      LOG.warn("Closed an incoming connection in the middle of a frame ({} since the last such warning, at most "
-          + "one a {} s; {} in all): incomplete frames of all connections already held {} bytes, and {} = {} (frames "
-          + "that arrive whole are never refused; a peer reconnects)", n, WARN_INTERVAL_MS / 1000, refused.sum(),
-          usedBefore, CONFIG_KEY, limit);
+      LOG.warn("Closed an incoming connection in the middle of a frame ({} since the last such warning, one warning "
+          + "every {} s at most; {} in all): incomplete frames of all connections already held {} bytes, and {} = {} "
+          + "(frames that arrive whole are never refused; a peer reconnects)",
+          n, WARN_INTERVAL_MS / 1000, refused.sum(), usedBefore, CONFIG_KEY, limit);
     }
   }
 }

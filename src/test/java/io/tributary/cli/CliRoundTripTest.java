@@ -425,6 +425,48 @@ class CliRoundTripTest {
     Run bad = run("topics", "--bootstrap-server", bootstrap, "--list", "--topic", "regex-(");
     assertEquals(Main.EXIT_USAGE, bad.exitCode());
     assertTrue(bad.err().contains("--topic with --list is a regular expression, and 'regex-(' is not one"), bad.err());
+    Run comma = run("topics", "--bootstrap-server", bootstrap, "--list", "--topic", "regex-a{1,2}");
+    assertEquals(Main.EXIT_USAGE, comma.exitCode());
+    assertTrue(comma.err().contains("(commas separate alternatives, as in Kafka's: 'regex-a{1|2}')"), comma.err());
+  }
+
+  /** As Kafka's {@code kafka-topics --describe|--delete --topic}: a regular expression; internal topics never deleted. */
+  @Test
+  void describeAndDeleteTakeRegularExpressions() {
+    for (String t : List.of("rx-a1", "rx-a2", "rx.b", "rxxb")) {
+      ok(run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", t, "--partitions", "1"));
+    }
+    assertEquals(List.of("rx-a1", "rx-a2"), topicLines(ok(run("topics", "--bootstrap-server", bootstrap,
+        "--describe", "--topic", "rx-a.*")).out()));
+    assertEquals(List.of("rx.b", "rxxb"), topicLines(ok(run("topics", "--bootstrap-server", bootstrap,
+        "--describe", "--topic", "rx.b")).out()), "a dot matches any character, as in Kafka");
+    assertEquals("Deleted topic rx.b.\n", ok(run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic",
+        "rx\\.b")).out(), "an escaped dot matches only itself");
+    assertEquals("Deleted topic rx-a1.\nDeleted topic rxxb.\n", ok(run("topics", "--bootstrap-server", bootstrap,
+        "--delete", "--topic", "rx-a1,rxx.*,rx-none")).out());
+    assertEquals(List.of("rx-a2"), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list", "--topic",
+        "rx.*")).out()));
+
+    Run none = run("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "rx-none.*");
+    assertEquals(Main.EXIT_FAILURE, none.exitCode());
+    assertTrue(none.err().startsWith("Error: UNKNOWN_TOPIC_OR_PARTITION"), none.err());
+    assertEquals("", ok(run("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", "rx-none.*",
+        "--if-exists")).out());
+    assertEquals("", ok(run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "rx-none.*",
+        "--if-exists")).out());
+    Run internal = run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "__.*");
+    assertEquals(Main.EXIT_FAILURE, internal.exitCode());
+    assertTrue(internal.err().contains("internal topics are never deleted"), internal.err());
+    Run bad = run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "rx-(");
+    assertEquals(Main.EXIT_USAGE, bad.exitCode());
+    assertTrue(bad.err().contains("--topic with --delete is a regular expression"), bad.err());
+    assertEquals(List.of("rx-a2"), sorted(ok(run("topics", "--bootstrap-server", bootstrap, "--list", "--topic",
+        "rx.*")).out()), "a bad expression deletes nothing");
+  }
+
+  /** The names of the topic lines ({@code Topic: t\tTopicId: ...}) of {@code --describe}'s output, in order. */
+  private static List<String> topicLines(String out) {
+    return out.lines().filter(l -> l.startsWith("Topic: ")).map(l -> l.substring(7, l.indexOf('\t'))).toList();
   }
 
   private static List<String> sorted(String lines) {
