@@ -23,6 +23,12 @@ import org.slf4j.LoggerFactory;
  * anything. Kafka mutes a socket when its pool is empty instead; a framing stage cannot stop reading in the middle of
  * a frame, and a muted connection would hold its bytes for as long as the peer waits.
  *
+ * <p>A frame may also stay incomplete for at most {@code tributary.network.incomplete.frame.timeout.ms} (default 30 s,
+ * from when its first bytes were buffered; {@link #timeoutMs}): a connection whose peer stopped sending in the middle
+ * of a frame, crashed without closing, or trickles its bytes, is closed then and its bytes return to the budget, so a
+ * flood of such connections holds the budget for that long at most. Every Artery peer sends a frame (at most {@code
+ * maximum-frame-size}, 2 MiB) as a whole, so on a working network it never waits that long.
+ *
  * <p>The limit is {@code tributary.network.queued.max.request.bytes} (bytes; by default a quarter of the JVM's maximum
  * heap), read at a broker's and a client's start ({@link #configure}). Thread-safe: every method may be called from
  * any thread; each {@link Holder} is confined to its framing stage.
@@ -32,7 +38,18 @@ public final class PartialFrameBudget {
   /** The config key of the limit, in bytes; a value of 0 or less means a quarter of the maximum heap. */
   public static final String CONFIG_KEY = "tributary.network.queued.max.request.bytes";
 
+  /**
+   * The config key of the longest time a connection's frame may stay incomplete, in ms from when its first bytes were
+   * buffered; 0 or less turns the check off.
+   */
+  public static final String TIMEOUT_CONFIG_KEY = "tributary.network.incomplete.frame.timeout.ms";
+
+  /** The default of {@link #TIMEOUT_CONFIG_KEY}: 30 s, Kafka's default {@code request.timeout.ms}. */
+  public static final long DEFAULT_TIMEOUT_MS = 30_000;
+
   private static final Logger LOG = LoggerFactory.getLogger(PartialFrameBudget.class);
+  private static volatile long timeoutMs = DEFAULT_TIMEOUT_MS;
+  private static final LongAdder timedOut = new LongAdder();
 
   /** The shortest time between two warnings about refused connections, in ms (the others are counted). */
   static final long WARN_INTERVAL_MS = 10_000;
@@ -42,6 +59,7 @@ public final class PartialFrameBudget {
   private static final LongAdder refused = new LongAdder();
   private static final AtomicLong lastWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
   private static final LongAdder refusedSinceWarn = new LongAdder();
+  private static final AtomicLong lastTimeoutWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
 
   private PartialFrameBudget() {}
 
@@ -60,12 +78,46 @@ public final class PartialFrameBudget {
    * @throws com.typesafe.config.ConfigException if the key is not a size in bytes
    */
   public static void configure(Config config) {
+    if (config.hasPath(TIMEOUT_CONFIG_KEY)) {
+      setTimeoutMs(config.getLong(TIMEOUT_CONFIG_KEY));
+    }
     if (!config.hasPath(CONFIG_KEY)) {
       return;
     }
     long bytes = config.getBytes(CONFIG_KEY);
     if (bytes > 0) {
       setLimit(bytes);
+    }
+  }
+
+  /**
+   * Sets the longest time a connection's frame may stay incomplete ({@link #TIMEOUT_CONFIG_KEY}), in ms; 0 or less
+   * turns the check off. Framing stages started before keep the interval of their checks (a quarter of the timeout
+   * they started with) and compare against the new value; those started while it was off never check.
+   */
+  public static void setTimeoutMs(long ms) {
+    timeoutMs = ms;
+  }
+
+  /** The longest time a frame may stay incomplete, in ms; 0 or less when not checked. */
+  public static long timeoutMs() {
+    return timeoutMs;
+  }
+
+  /** How many connections were closed since the JVM started because a frame stayed incomplete too long. */
+  public static long timedOutConnections() {
+    return timedOut.sum();
+  }
+
+  /** Counts a connection closed for a frame that stayed incomplete too long; logs at WARN, rate-limited as refusals. */
+  public static void countTimedOut(long heldBytes, long incompleteForMs) {
+    timedOut.increment();
+    long now = System.currentTimeMillis();
+    long last = lastTimeoutWarnMs.get();
+    if (now - last >= WARN_INTERVAL_MS && lastTimeoutWarnMs.compareAndSet(last, now)) {
+      LOG.warn("Closed an incoming connection whose frame stayed incomplete for {} ms with {} bytes buffered ({} = {};"
+          + " {} such connections in all): a peer that stopped sending in the middle of a frame", incompleteForMs,
+          heldBytes, TIMEOUT_CONFIG_KEY, timeoutMs, timedOut.sum());
     }
   }
 

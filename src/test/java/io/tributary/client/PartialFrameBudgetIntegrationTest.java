@@ -43,6 +43,7 @@ class PartialFrameBudgetIntegrationTest {
       s.close();
     }
     PartialFrameBudget.setLimit(limitBefore);
+    PartialFrameBudget.setTimeoutMs(PartialFrameBudget.DEFAULT_TIMEOUT_MS);
     if (one != null) {
       one.close();
     }
@@ -52,7 +53,10 @@ class PartialFrameBudgetIntegrationTest {
     io.tributary.testing.Await.await(what, condition, () -> "held: " + PartialFrameBudget.used());
   }
 
-  /** Connects to the broker's Artery port and sends the magic, stream id 2 and PARTIAL bytes of a 1.9 MB frame. */
+  /**
+   * Connects to the broker's Artery port and sends the magic, stream id 2 and PARTIAL bytes of a 1.9 MB frame, or as
+   * many of them as the broker reads before it closes the connection.
+   */
   private Socket partialFrame(int port) throws IOException {
     Socket s = new Socket();
     sockets.add(s);
@@ -60,11 +64,15 @@ class PartialFrameBudgetIntegrationTest {
     ByteBuffer head = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN);
     head.put("AKKA".getBytes(StandardCharsets.US_ASCII)).put((byte) 2).putInt(1_900_000);
     OutputStream out = s.getOutputStream();
-    out.write(head.array());
     byte[] body = new byte[PARTIAL - 4];
     body[12] = 5; // where an envelope has its serializer id (the frame never completes anyway)
-    out.write(body);
-    out.flush();
+    try {
+      out.write(head.array());
+      out.write(body);
+      out.flush();
+    } catch (IOException closedWhileWriting) {
+      // the broker closed it before all was written (a connection past the budget): the caller sees it closed
+    }
     return s;
   }
 
@@ -87,6 +95,7 @@ class PartialFrameBudgetIntegrationTest {
     limitBefore = PartialFrameBudget.limit();
     await("no incomplete frames held", () -> PartialFrameBudget.used() == 0);
     PartialFrameBudget.setLimit(LIMIT);
+    PartialFrameBudget.setTimeoutMs(0); // the first connection holds its bytes for as long as this test takes
     int port = one.node.system().address().getPort().get();
 
     Socket first = partialFrame(port);
@@ -130,5 +139,34 @@ class PartialFrameBudgetIntegrationTest {
     assertEquals(PARTIAL, PartialFrameBudget.used());
     first.close();
     await("the first connection's bytes returned", () -> PartialFrameBudget.used() == 0);
+  }
+
+  /**
+   * A peer that stops in the middle of a frame is closed after {@code incomplete.frame.timeout.ms} (1 s here) and its
+   * bytes return to the budget; the broker's own client connections, idle between requests meanwhile, go on.
+   */
+  @Test
+  void aConnectionStalledInTheMiddleOfAFrameIsClosedAfterTheTimeout() throws Exception {
+    one = OneNode.start();
+    limitBefore = PartialFrameBudget.limit();
+    await("no incomplete frames held", () -> PartialFrameBudget.used() == 0);
+    PartialFrameBudget.setTimeoutMs(1000);
+    int port = one.node.system().address().getPort().get();
+    try (Admin admin = one.client.admin()) {
+      admin.createTopic("stalled", 1, (short) 1, Map.of());
+    }
+
+    long timedOutBefore = PartialFrameBudget.timedOutConnections();
+    Socket stalled = partialFrame(port);
+    assertTrue(closedByPeer(stalled), "the broker closes a connection whose frame stays incomplete");
+    assertTrue(PartialFrameBudget.timedOutConnections() > timedOutBefore);
+    await("the stalled connection's bytes returned", () -> PartialFrameBudget.used() == 0);
+
+    // the client's connections were idle for longer than the timeout: they still carry requests
+    try (Producer<String, String> producer =
+        one.client.producer(Map.of(ClientConfig.ACKS, "all"), Serializer.string(), Serializer.string())) {
+      assertEquals(0, producer.send(new ProducerRecord<>("stalled", null, "after")).toCompletableFuture()
+          .get(30, TimeUnit.SECONDS).offset());
+    }
   }
 }

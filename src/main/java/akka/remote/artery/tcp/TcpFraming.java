@@ -1,22 +1,26 @@
 /*
  * Replaces the class of the same binary name in akka-remote 2.6.21 (Apache License 2.0, Lightbend Inc.) with the same
  * public methods and behaviour, except that a frame that cannot be an Artery envelope, or an incomplete frame past
- * the JVM's budget of buffered bytes, closes its connection.
+ * the JVM's budget of buffered bytes or its time limit, closes its connection.
  */
 package akka.remote.artery.tcp;
 
 import akka.remote.artery.ArteryTransport;
 import akka.remote.artery.EnvelopeBuffer;
 import akka.remote.artery.RemotingFlightRecorder;
+import akka.actor.Cancellable;
 import akka.stream.Attributes;
 import akka.stream.impl.io.ByteStringParser;
 import akka.stream.scaladsl.Framing;
+import akka.stream.stage.AsyncCallback;
 import akka.stream.stage.GraphStageLogic;
 import akka.util.ByteString;
 import io.tributary.net.PartialFrameBudget;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
 import scala.Option;
+import scala.concurrent.duration.FiniteDuration;
 
 /**
  * Artery's TCP framing stage, as Akka 2.6.21's: a connection starts with the 4-byte magic {@code AKKA} and a stream
@@ -39,7 +43,8 @@ import scala.Option;
  * connections (Akka buffered each connection's frame until complete, up to {@code maximum-frame-size}, with no bound
  * on their sum): a connection whose buffered part of a frame would take the total past it fails the stage with a
  * {@link Framing.FramingException}, which closes that connection; a frame's bytes return to the budget when it
- * completes or the connection closes.
+ * completes or the connection closes. A frame that stays incomplete longer than {@link PartialFrameBudget#timeoutMs}
+ * (from when its first bytes were buffered) fails the stage the same way.
  *
  * <p>Errors are Akka's otherwise: a connection that does not start with the magic fails with {@link
  * Framing.FramingException}, one closed within a frame with "truncated final frame". Tributary's jar must come before
@@ -141,6 +146,7 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
               + ArteryTransport.ControlStreamId() + " to " + ArteryTransport.LargeStreamId()
               + "); the connection is closed");
         }
+        incompleteSinceNanos = 0; // the connection header is complete
         return new ParseResult<>(Option.empty(), new ReadFrame(streamId), true);
       }
     };
@@ -165,12 +171,51 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
     /** This connection's share of {@link PartialFrameBudget}: the bytes of its incomplete frame. */
     private final PartialFrameBudget.Holder budget = PartialFrameBudget.holder();
 
+    /**
+     * {@link System#nanoTime} (never 0) when the current frame was first found incomplete, or when the connection
+     * started while its 5-byte header (magic and stream id, which an Artery peer sends as soon as it connects) is not
+     * complete; 0 while nothing is incomplete.
+     */
+    private long incompleteSinceNanos = System.nanoTime() | 1;
+
+    /** The periodic check of {@link PartialFrameBudget#timeoutMs}, or null when off. */
+    private Cancellable timeoutCheck;
+
     Logic() {
       startWith(readMagic);
     }
 
     @Override
+    public void preStart() {
+      long timeout = PartialFrameBudget.timeoutMs();
+      if (timeout > 0) {
+        AsyncCallback<Long> check = createAsyncCallback(this::checkIncompleteFrame);
+        FiniteDuration every = FiniteDuration.create(Math.max(10, timeout / 4), TimeUnit.MILLISECONDS);
+        timeoutCheck = materializer().scheduleWithFixedDelay(every, every, () -> check.invoke(0L));
+      }
+    }
+
+    /** Fails the stage when its current frame has been incomplete longer than {@link PartialFrameBudget#timeoutMs}. */
+    private void checkIncompleteFrame(Long ignored) {
+      long timeout = PartialFrameBudget.timeoutMs();
+      if (incompleteSinceNanos == 0 || timeout <= 0) {
+        return;
+      }
+      long incompleteMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - incompleteSinceNanos);
+      if (incompleteMs >= timeout) {
+        long held = budget.held();
+        PartialFrameBudget.countTimedOut(held, incompleteMs);
+        failStage(new Framing.FramingException("A frame stayed incomplete for " + incompleteMs + " ms with " + held
+            + " bytes buffered (" + PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = " + timeout
+            + "); the connection is closed"));
+      }
+    }
+
+    @Override
     public void postStop() {
+      if (timeoutCheck != null) {
+        timeoutCheck.cancel();
+      }
       budget.releaseAll();
     }
 
@@ -190,6 +235,9 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
       @Override
       public ParseResult<EnvelopeBuffer> parse(ByteReader reader) {
         int buffered = reader.remainingSize();
+        if (buffered < 4 && incompleteSinceNanos == 0) {
+          incompleteSinceNanos = System.nanoTime() | 1; // part of a frame's length: readIntLE needs more data
+        }
         int frameLength = reader.readIntLE();
         if (frameLength > buffered - 4 && frameLength >= 0 && frameLength <= ByteReader.maxLength()
             && !budget.hold(buffered)) {
@@ -198,8 +246,12 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
               + "already hold what " + PartialFrameBudget.CONFIG_KEY + " (" + PartialFrameBudget.limit()
               + " bytes) allows; the connection is closed");
         }
+        if (frameLength > buffered - 4 && incompleteSinceNanos == 0) {
+          incompleteSinceNanos = System.nanoTime() | 1; // never 0
+        }
         ByteString frame = reader.take(frameLength); // Akka's NeedMoreData when incomplete: held until more arrives
         budget.releaseAll();
+        incompleteSinceNanos = 0;
         ByteBuffer buffer = ByteBuffer.wrap(frame.toArray());
         buffer.order(ByteOrder.LITTLE_ENDIAN);
         String bad = notAnEnvelope(buffer);

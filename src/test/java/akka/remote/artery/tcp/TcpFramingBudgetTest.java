@@ -57,6 +57,7 @@ class TcpFramingBudgetTest {
   @AfterEach
   void restoreTheLimit() {
     PartialFrameBudget.setLimit(limitBefore);
+    PartialFrameBudget.setTimeoutMs(PartialFrameBudget.DEFAULT_TIMEOUT_MS);
   }
 
   /** A connection's stream: its bytes are offered by the test, its frames collected. */
@@ -176,6 +177,77 @@ class TcpFramingBudgetTest {
     }
     c.in().complete();
     assertEquals(1, c.out().toCompletableFuture().get(30, TimeUnit.SECONDS).size());
+    assertEquals(0, PartialFrameBudget.used());
+  }
+
+  /**
+   * A frame that stays incomplete for {@code incomplete.frame.timeout.ms} (200 ms here) closes its connection and
+   * returns its bytes, whatever the budget; a connection that is idle between frames, for longer than that, stays open
+   * and goes on.
+   */
+  @Test
+  void aFrameIncompleteForTooLongClosesItsConnectionButAnIdleOneStaysOpen() throws Exception {
+    PartialFrameBudget.setTimeoutMs(200);
+    byte[] frame = connectionWithFrame(100, 6);
+    Conn idle = open();
+    idle.send(frame, 0, 5 + 4 + 50); // one frame in two pieces, then nothing
+    await("the first piece held", () -> PartialFrameBudget.used() == 54);
+    idle.send(frame, 5 + 4 + 50, frame.length);
+    await("the frame complete", () -> PartialFrameBudget.used() == 0);
+    long timedOutBefore = PartialFrameBudget.timedOutConnections();
+
+    byte[] a = connectionWithFrame(8000, 5);
+    Conn stalled = open();
+    stalled.send(a, 0, 5 + 4 + 3000); // then the peer stops sending
+    Throwable t = failureOf(stalled);
+    assertInstanceOf(Framing.FramingException.class, t);
+    assertTrue(t.getMessage().startsWith("A frame stayed incomplete for ")
+        && t.getMessage().contains("ms with 3004 bytes buffered (" + PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = 200)"),
+        t.getMessage());
+    assertEquals(timedOutBefore + 1, PartialFrameBudget.timedOutConnections());
+    await("the stalled connection's bytes returned", () -> PartialFrameBudget.used() == 0);
+
+    // the idle connection, open since before the stalled one, is idle for longer than the timeout: it goes on
+    assertTrue(!idle.out().toCompletableFuture().isDone(), "an idle connection between frames stays open");
+    byte[] second = connectionWithFrame(100, 7);
+    idle.send(second, 5, second.length); // the next frame, without the connection header
+    idle.in().complete();
+    List<EnvelopeBuffer> frames = idle.out().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    assertEquals(2, frames.size());
+    assertEquals(7, frames.get(1).byteBuffer().get(50));
+  }
+
+  /** The 5-byte connection header and a frame's 4-byte length count as incomplete too. */
+  @Test
+  void anIncompleteHeaderOrLengthAlsoTimesOut() {
+    PartialFrameBudget.setTimeoutMs(200);
+    Conn header = open();
+    header.send("AK".getBytes(StandardCharsets.US_ASCII), 0, 2);
+    assertTrue(failureOf(header).getMessage().contains("ms with 0 bytes buffered"));
+
+    byte[] a = connectionWithFrame(100, 8);
+    Conn length = open();
+    length.send(a, 0, 5 + 2); // the header and half of the frame's length
+    assertTrue(failureOf(length).getMessage().startsWith("A frame stayed incomplete for "));
+  }
+
+  /** With the check off (0), an incomplete frame is held until the connection ends, as Akka's. */
+  @Test
+  void aTimeoutOfZeroLeavesIncompleteFramesAlone() throws Exception {
+    PartialFrameBudget.setTimeoutMs(0);
+    byte[] a = connectionWithFrame(8000, 9);
+    Conn off = open();
+    off.send(a, 0, 5 + 4 + 3000);
+    await("3,004 bytes held", () -> PartialFrameBudget.used() == 3004);
+    PartialFrameBudget.setTimeoutMs(200); // a stage started with it on: the next one times out, this one never checks
+    byte[] b = connectionWithFrame(8000, 10);
+    Conn on = open();
+    on.send(b, 0, 5 + 4 + 1000);
+    assertTrue(failureOf(on).getMessage().startsWith("A frame stayed incomplete for "));
+    assertTrue(!off.out().toCompletableFuture().isDone(), "the stage started with the check off stays open");
+    off.send(a, 5 + 4 + 3000, a.length);
+    off.in().complete();
+    assertEquals(1, off.out().toCompletableFuture().get(30, TimeUnit.SECONDS).size());
     assertEquals(0, PartialFrameBudget.used());
   }
 }
