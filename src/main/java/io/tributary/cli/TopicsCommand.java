@@ -127,15 +127,25 @@ final class TopicsCommand implements Callable<Integer> {
     if (topic == null) {
       return null;
     }
+    String regex = kafkaTopicRegex(topic);
     try {
-      return java.util.regex.Pattern.compile(topic.replace(',', '|'));
+      return java.util.regex.Pattern.compile(regex);
     } catch (java.util.regex.PatternSyntaxException e) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--topic with --" + (action.list ? "list" : action.describe ? "describe" : "delete")
               + " is a regular expression, and '" + topic + "' is not one"
-              + (topic.indexOf(',') >= 0 ? " (commas separate alternatives, as in Kafka's: '" + topic.replace(',', '|')
-                  + "')" : "") + ": " + e.getDescription());
+              + (topic.indexOf(',') >= 0 ? " (commas separate alternatives, as in Kafka's, so a counted quantifier "
+                  + "{m,n} cannot be written: it was read as '" + regex + "')" : "") + ": " + e.getDescription());
     }
+  }
+
+  /**
+   * The regular expression {@code --topic} stands for, as Kafka's {@code TopicFilter.IncludeList}: trimmed, commas
+   * turned into {@code |}, spaces removed, and quotes ({@code "} or {@code '}) at its start and end dropped; so
+   * {@code "events, orders"} names both topics.
+   */
+  static String kafkaTopicRegex(String topic) {
+    return topic.trim().replace(',', '|').replace(" ", "").replaceAll("^[\"']+", "").replaceAll("[\"']+$", "");
   }
 
   private void validate() {
@@ -195,8 +205,10 @@ final class TopicsCommand implements Callable<Integer> {
         .sorted()
         .toList();
     if (names.isEmpty()) {
-      throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-          "Topic '" + topic + "' does not exist" + (internal ? "" : " (internal topics are never deleted)"));
+      boolean onlyInternal = !internal && admin.listTopics(true).stream().anyMatch(t -> pattern.matcher(t).matches());
+      throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, onlyInternal
+          ? "Topic '" + topic + "' matches only internal topics, which are never deleted"
+          : "Topic '" + topic + "' does not exist");
     }
     return names;
   }
