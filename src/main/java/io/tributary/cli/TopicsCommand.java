@@ -196,7 +196,8 @@ final class TopicsCommand implements Callable<Integer> {
    * (internal topics too unless {@code internal} is false), sorted.
    *
    * @throws TributaryException {@code UNKNOWN_TOPIC_OR_PARTITION} when it matches none, as Kafka's "does not exist as
-   *     expected"
+   *     expected"; {@code INVALID_REQUEST} when {@code internal} is false and it matches internal topics only (as
+   *     deleting {@code __consumer_offsets} through the admin API)
    */
   private List<String> matchingTopics(Admin admin, boolean internal) {
     java.util.regex.Pattern pattern = topicPattern();
@@ -205,10 +206,11 @@ final class TopicsCommand implements Callable<Integer> {
         .sorted()
         .toList();
     if (names.isEmpty()) {
-      boolean onlyInternal = !internal && admin.listTopics(true).stream().anyMatch(t -> pattern.matcher(t).matches());
-      throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, onlyInternal
-          ? "Topic '" + topic + "' matches only internal topics, which are never deleted"
-          : "Topic '" + topic + "' does not exist");
+      if (!internal && admin.listTopics(true).stream().anyMatch(t -> pattern.matcher(t).matches())) {
+        throw new TributaryException(ErrorCode.INVALID_REQUEST,
+            "Topic '" + topic + "' matches only internal topics, which are never deleted");
+      }
+      throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Topic '" + topic + "' does not exist");
     }
     return names;
   }

@@ -1,6 +1,7 @@
 package io.tributary.net;
 
 import com.typesafe.config.Config;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -23,10 +24,12 @@ import org.slf4j.LoggerFactory;
  * anything. Kafka mutes a socket when its pool is empty instead; a framing stage cannot stop reading in the middle of
  * a frame, and a muted connection would hold its bytes for as long as the peer waits.
  *
- * <p>A frame may also stay incomplete for at most {@code tributary.network.incomplete.frame.timeout.ms} (default 30 s,
- * from when its first bytes were buffered; {@link #timeoutMs}): a connection whose peer stopped sending in the middle
- * of a frame, crashed without closing, or trickles its bytes, is closed then and its bytes return to the budget, so a
- * flood of such connections holds the budget for that long at most. Every Artery peer sends a frame (at most {@code
+ * <p>A frame, and a connection's 5-byte header (which an Artery peer sends as soon as it connects), may also stay
+ * incomplete for at most {@code tributary.network.incomplete.frame.timeout.ms} (default 30 s, from when its first bytes
+ * were buffered or the connection was accepted; {@link #timeoutMs}; checked every tenth of it, so closed within 1.1
+ * times it): a connection whose peer stopped sending in the middle of a frame, crashed without closing, trickles its
+ * bytes, or never sends its header, is closed then and its bytes return to the budget, so a flood of such
+ * connections holds the budget for that long at most. Every Artery peer sends a frame (at most {@code
  * maximum-frame-size}, 2 MiB) as a whole, so on a working network it never waits that long.
  *
  * <p>The limit is {@code tributary.network.queued.max.request.bytes} (bytes; by default a quarter of the JVM's maximum
@@ -60,6 +63,7 @@ public final class PartialFrameBudget {
   private static final AtomicLong lastWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
   private static final LongAdder refusedSinceWarn = new LongAdder();
   private static final AtomicLong lastTimeoutWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
+  private static final LongAdder timedOutSinceWarn = new LongAdder();
 
   private PartialFrameBudget() {}
 
@@ -79,7 +83,7 @@ public final class PartialFrameBudget {
    */
   public static void configure(Config config) {
     if (config.hasPath(TIMEOUT_CONFIG_KEY)) {
-      setTimeoutMs(config.getLong(TIMEOUT_CONFIG_KEY));
+      setTimeoutMs(config.getDuration(TIMEOUT_CONFIG_KEY, TimeUnit.MILLISECONDS)); // a number of ms, or "30s"
     }
     if (!config.hasPath(CONFIG_KEY)) {
       return;
@@ -92,7 +96,7 @@ public final class PartialFrameBudget {
 
   /**
    * Sets the longest time a connection's frame may stay incomplete ({@link #TIMEOUT_CONFIG_KEY}), in ms; 0 or less
-   * turns the check off. Framing stages started before keep the interval of their checks (a quarter of the timeout
+   * turns the check off. Framing stages started before keep the interval of their checks (a tenth of the timeout
    * they started with) and compare against the new value; those started while it was off never check.
    */
   public static void setTimeoutMs(long ms) {
@@ -109,15 +113,20 @@ public final class PartialFrameBudget {
     return timedOut.sum();
   }
 
-  /** Counts a connection closed for a frame that stayed incomplete too long; logs at WARN, rate-limited as refusals. */
-  public static void countTimedOut(long heldBytes, long incompleteForMs) {
+  /**
+   * Counts a connection closed because {@code what} (its connection header, or a frame) stayed incomplete too long;
+   * logs at WARN, one line per {@link #WARN_INTERVAL_MS} at most, with the counts since the last such line and in all.
+   */
+  public static void countTimedOut(String what, long heldBytes, long incompleteForMs) {
     timedOut.increment();
+    timedOutSinceWarn.increment();
     long now = System.currentTimeMillis();
     long last = lastTimeoutWarnMs.get();
     if (now - last >= WARN_INTERVAL_MS && lastTimeoutWarnMs.compareAndSet(last, now)) {
-      LOG.warn("Closed an incoming connection whose frame stayed incomplete for {} ms with {} bytes buffered ({} = {};"
-          + " {} such connections in all): a peer that stopped sending in the middle of a frame", incompleteForMs,
-          heldBytes, TIMEOUT_CONFIG_KEY, timeoutMs, timedOut.sum());
+      LOG.warn("Closed an incoming connection whose {} stayed incomplete for {} ms with {} bytes buffered ({} = {}; "
+          + "connections closed so: {} since the last such warning, one warning every {} s at most, {} in all)", what,
+          incompleteForMs, heldBytes, TIMEOUT_CONFIG_KEY, timeoutMs, timedOutSinceWarn.sumThenReset(),
+          WARN_INTERVAL_MS / 1000, timedOut.sum());
     }
   }
 

@@ -406,7 +406,8 @@ class CliRoundTripTest {
     assertTrue(!external.contains("__consumer_offsets") && external.contains("Topic: listed\t"), external);
     Run internal = run("topics", "--bootstrap-server", bootstrap, "--delete", "--topic", "__.*");
     assertEquals(Main.EXIT_FAILURE, internal.exitCode());
-    assertTrue(internal.err().contains("Topic '__.*' matches only internal topics, which are never deleted"),
+    assertTrue(internal.err().startsWith("Error: INVALID_REQUEST")
+        && internal.err().contains("Topic '__.*' matches only internal topics, which are never deleted"),
         internal.err());
     assertTrue(ok(run("topics", "--bootstrap-server", bootstrap, "--list")).out().lines().toList()
         .contains("__consumer_offsets"));

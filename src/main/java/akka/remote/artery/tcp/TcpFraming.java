@@ -147,6 +147,7 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
               + "); the connection is closed");
         }
         incompleteSinceNanos = 0; // the connection header is complete
+        headerRead = true;
         return new ParseResult<>(Option.empty(), new ReadFrame(streamId), true);
       }
     };
@@ -178,7 +179,10 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
      */
     private long incompleteSinceNanos = System.nanoTime() | 1;
 
-    /** The periodic check of {@link PartialFrameBudget#timeoutMs}, or null when off. */
+    /** Whether the 5-byte connection header (magic and stream id) has been read. */
+    private boolean headerRead;
+
+    /** The periodic check of {@link PartialFrameBudget#timeoutMs} (every tenth of it), or null when off. */
     private Cancellable timeoutCheck;
 
     Logic() {
@@ -190,7 +194,7 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
       long timeout = PartialFrameBudget.timeoutMs();
       if (timeout > 0) {
         AsyncCallback<Long> check = createAsyncCallback(this::checkIncompleteFrame);
-        FiniteDuration every = FiniteDuration.create(Math.max(10, timeout / 4), TimeUnit.MILLISECONDS);
+        FiniteDuration every = FiniteDuration.create(Math.max(10, timeout / 10), TimeUnit.MILLISECONDS);
         timeoutCheck = materializer().scheduleWithFixedDelay(every, every, () -> check.invoke(0L));
       }
     }
@@ -204,9 +208,10 @@ public class TcpFraming extends ByteStringParser<EnvelopeBuffer> {
       long incompleteMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - incompleteSinceNanos);
       if (incompleteMs >= timeout) {
         long held = budget.held();
-        PartialFrameBudget.countTimedOut(held, incompleteMs);
-        failStage(new Framing.FramingException("A frame stayed incomplete for " + incompleteMs + " ms with " + held
-            + " bytes buffered (" + PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = " + timeout
+        String what = headerRead ? "frame" : "connection header";
+        PartialFrameBudget.countTimedOut(what, held, incompleteMs);
+        failStage(new Framing.FramingException("A " + what + " stayed incomplete for " + incompleteMs + " ms with "
+            + held + " bytes buffered (" + PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = " + timeout
             + "); the connection is closed"));
       }
     }

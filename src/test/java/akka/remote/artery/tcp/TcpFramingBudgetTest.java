@@ -217,13 +217,16 @@ class TcpFramingBudgetTest {
     assertEquals(7, frames.get(1).byteBuffer().get(50));
   }
 
-  /** The 5-byte connection header and a frame's 4-byte length count as incomplete too. */
+  /** The 5-byte connection header (sent or not) and a frame's 4-byte length count as incomplete too. */
   @Test
   void anIncompleteHeaderOrLengthAlsoTimesOut() {
     PartialFrameBudget.setTimeoutMs(200);
     Conn header = open();
     header.send("AK".getBytes(StandardCharsets.US_ASCII), 0, 2);
-    assertTrue(failureOf(header).getMessage().contains("ms with 0 bytes buffered"));
+    String m = failureOf(header).getMessage();
+    assertTrue(m.startsWith("A connection header stayed incomplete for ") && m.contains("ms with 0 bytes buffered"), m);
+    Conn nothing = open(); // a peer that connects and sends nothing
+    assertTrue(failureOf(nothing).getMessage().startsWith("A connection header stayed incomplete for "));
 
     byte[] a = connectionWithFrame(100, 8);
     Conn length = open();
@@ -249,5 +252,21 @@ class TcpFramingBudgetTest {
     off.in().complete();
     assertEquals(1, off.out().toCompletableFuture().get(30, TimeUnit.SECONDS).size());
     assertEquals(0, PartialFrameBudget.used());
+  }
+
+  /** The timeout's key takes a number of ms, as Kafka's {@code *.ms} keys, or a HOCON duration; 0 turns it off. */
+  @Test
+  void theTimeoutIsReadAsMillisecondsOrADuration() {
+    PartialFrameBudget.configure(com.typesafe.config.ConfigFactory.parseString(
+        PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = 2500"));
+    assertEquals(2500, PartialFrameBudget.timeoutMs());
+    PartialFrameBudget.configure(com.typesafe.config.ConfigFactory.parseString(
+        PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = 45s"));
+    assertEquals(45_000, PartialFrameBudget.timeoutMs());
+    PartialFrameBudget.configure(com.typesafe.config.ConfigFactory.parseString(
+        PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = 0"));
+    assertEquals(0, PartialFrameBudget.timeoutMs());
+    assertThrows(com.typesafe.config.ConfigException.class, () -> PartialFrameBudget.configure(
+        com.typesafe.config.ConfigFactory.parseString(PartialFrameBudget.TIMEOUT_CONFIG_KEY + " = soon")));
   }
 }
