@@ -148,9 +148,12 @@ class PerfFormatTest {
   }
 
   @Test
-  void throttleDecisionIsKafkasThroughputThrottler() {
+  void throttleDecisionIsKafkasThroughputThrottlerFromTheFirstMillisecond() {
     PerfProduceCommand.Throttler throttler = new PerfProduceCommand.Throttler(1000, 10_000);
-    assertEquals(false, throttler.shouldThrottle(5, 10_000)); // no time elapsed yet: never
+    assertEquals(false, throttler.shouldThrottle(1, 10_000)); // in the first ms: as if 1 ms had elapsed
+    assertEquals(true, throttler.shouldThrottle(5, 10_000)); // Kafka's: never (0 ms elapsed); here 5,000/s > 1,000/s
+    PerfProduceCommand.Throttler slow = new PerfProduceCommand.Throttler(2, 10_000);
+    assertEquals(true, slow.shouldThrottle(1, 10_000)); // 2 records/s: the second record waits
     assertEquals(false, throttler.shouldThrottle(1000, 11_000)); // exactly on target
     assertEquals(true, throttler.shouldThrottle(1001, 11_000)); // above the average rate since the start
     assertEquals(false, throttler.shouldThrottle(1500, 12_000));
