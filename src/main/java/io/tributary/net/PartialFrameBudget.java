@@ -42,8 +42,8 @@ public final class PartialFrameBudget {
   public static final String CONFIG_KEY = "tributary.network.queued.max.request.bytes";
 
   /**
-   * The config key of the longest time a connection's frame may stay incomplete, in ms from when its first bytes were
-   * buffered; 0 or less turns the check off.
+   * The config key of the longest time a connection's frame (or connection header) may stay incomplete, from when its
+   * first bytes were buffered: a number of ms, or a HOCON duration such as {@code 45s}; 0 or less turns the check off.
    */
   public static final String TIMEOUT_CONFIG_KEY = "tributary.network.incomplete.frame.timeout.ms";
 
@@ -60,10 +60,24 @@ public final class PartialFrameBudget {
   private static final AtomicLong used = new AtomicLong();
   private static volatile long limit = defaultLimit();
   private static final LongAdder refused = new LongAdder();
-  private static final AtomicLong lastWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
-  private static final LongAdder refusedSinceWarn = new LongAdder();
-  private static final AtomicLong lastTimeoutWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
-  private static final LongAdder timedOutSinceWarn = new LongAdder();
+  private static final WarnLimiter refusedWarnings = new WarnLimiter();
+  private static final WarnLimiter timeoutWarnings = new WarnLimiter();
+
+  /**
+   * One kind of warning at most every {@link #WARN_INTERVAL_MS}, counting the events in between. Thread-safe.
+   */
+  private static final class WarnLimiter {
+    private final AtomicLong lastWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
+    private final LongAdder sinceWarn = new LongAdder();
+
+    /** Counts one event; returns the events since the last warning (this one included) when one is due, else 0. */
+    long countAndTake() {
+      sinceWarn.increment();
+      long now = System.currentTimeMillis();
+      long last = lastWarnMs.get();
+      return now - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, now) ? sinceWarn.sumThenReset() : 0;
+    }
+  }
 
   private PartialFrameBudget() {}
 
@@ -119,13 +133,11 @@ public final class PartialFrameBudget {
    */
   public static void countTimedOut(String what, long heldBytes, long incompleteForMs) {
     timedOut.increment();
-    timedOutSinceWarn.increment();
-    long now = System.currentTimeMillis();
-    long last = lastTimeoutWarnMs.get();
-    if (now - last >= WARN_INTERVAL_MS && lastTimeoutWarnMs.compareAndSet(last, now)) {
+    long n = timeoutWarnings.countAndTake();
+    if (n > 0) {
       LOG.warn("Closed an incoming connection whose {} stayed incomplete for {} ms with {} bytes buffered ({} = {}; "
           + "connections closed so: {} since the last such warning, one warning every {} s at most, {} in all)", what,
-          incompleteForMs, heldBytes, TIMEOUT_CONFIG_KEY, timeoutMs, timedOutSinceWarn.sumThenReset(),
+          incompleteForMs, heldBytes, TIMEOUT_CONFIG_KEY, timeoutMs, n,
           WARN_INTERVAL_MS / 1000, timedOut.sum());
     }
   }
@@ -204,11 +216,8 @@ public final class PartialFrameBudget {
   }
 
   private static void warn(long usedBefore) {
-    refusedSinceWarn.increment();
-    long now = System.currentTimeMillis();
-    long last = lastWarnMs.get();
-    if (now - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, now)) {
-      long n = refusedSinceWarn.sumThenReset();
+    long n = refusedWarnings.countAndTake();
+    if (n > 0) {
       LOG.warn("Closed an incoming connection in the middle of a frame ({} since the last such warning, one warning "
           + "every {} s at most; {} in all): incomplete frames of all connections already held {} bytes, and {} = {} "
           + "(frames that arrive whole are never refused; a peer reconnects)",
