@@ -218,13 +218,30 @@ final class BrokerProcess implements AutoCloseable {
     return new java.io.File(System.getProperty("os.name").startsWith("Windows") ? "NUL" : "/dev/null");
   }
 
-  /** A port nobody listens on right now (bound to 127.0.0.1, then released). */
+  /**
+   * A port nobody listens on right now (bound to 127.0.0.1, then released), and below 65436 with the port 100 above
+   * it free as well: {@code server --port P} puts its cluster port at P + 100.
+   */
   static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
+    for (int attempt = 0; attempt < 100; attempt++) {
+      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+        socket.setReuseAddress(true);
+        int port = socket.getLocalPort();
+        if (port + 100 <= 65535 && isFree(port + 100)) {
+          return port;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("no free port", e);
+      }
+    }
+    throw new IllegalStateException("no free port P with P + 100 free too");
+  }
+
+  private static boolean isFree(int port) {
+    try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+      return true;
     } catch (IOException e) {
-      throw new UncheckedIOException("no free port", e);
+      return false;
     }
   }
 }

@@ -122,7 +122,7 @@ class ClusterIT {
         admin.createTopic(TOPIC, PARTITIONS, (short) 1, Map.of());
         List<TopicDescription> described = admin.describeTopics(List.of(TOPIC));
         for (PartitionDescription p : described.get(0).partitions()) {
-          leaders.put(p.partition(), hostPort(p.leader()));
+          leaders.put(p.partition(), clientHostPort(p.leader()));
         }
       }
       assertEquals(PARTITIONS, leaders.size(), "partitions described: " + leaders);
@@ -151,7 +151,8 @@ class ClusterIT {
     assertEquals(0, status.exitCode(), status.describe());
     String out = status.stdoutText();
     for (int n = 1; n <= NODES; n++) {
-      assertTrue(Pattern.compile("(?m)^  " + Pattern.quote(nodes[n]) + "\\s+" + n + "\\s+Up\\s+broker\\S*\\s+reachable$")
+      assertTrue(Pattern.compile("(?m)^  " + Pattern.quote(clusterHostPort(nodes[n])) + "\\s+" + n
+              + "\\s+Up\\s+broker\\S*\\s+reachable$")
           .matcher(out).find(), "member line of node " + n + "\n" + out);
       assertTrue(Pattern.compile("(?m)^" + n + "\\s+" + Pattern.quote(nodes[n]) + "\\s+" + pids[n] + "\\s+alive$")
           .matcher(out).find(), "node line of node " + n + "\n" + out);
@@ -373,12 +374,14 @@ class ClusterIT {
       if (base + count - 1 > 65535) {
         continue;
       }
-      boolean all = true;
-      for (int i = 1; i < count && all; i++) {
-        try (ServerSocket s = new ServerSocket()) {
-          s.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), base + i));
-        } catch (IOException e) {
-          all = false;
+      boolean all = base + CLUSTER_PORT_OFFSET + count - 1 <= 65535;
+      for (int i = 0; i < count && all; i++) {
+        for (int port : new int[] {base + i, base + CLUSTER_PORT_OFFSET + i}) {
+          try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), port));
+          } catch (IOException e) {
+            all = false;
+          }
         }
       }
       if (all) {
@@ -388,9 +391,21 @@ class ClusterIT {
     throw new IllegalStateException("no " + count + " consecutive free ports");
   }
 
-  private static String hostPort(String address) {
-    return address.substring(address.lastIndexOf('@') + 1);
+  /** The client address of the node whose cluster address (a partition's leader) is {@code address}. */
+  private static String clientHostPort(String address) {
+    String hostPort = address.substring(address.lastIndexOf('@') + 1);
+    int colon = hostPort.lastIndexOf(':');
+    return hostPort.substring(0, colon + 1) + (Integer.parseInt(hostPort.substring(colon + 1)) - CLUSTER_PORT_OFFSET);
   }
+
+  /** The cluster address of the node whose client address is {@code hostPort}. */
+  private static String clusterHostPort(String hostPort) {
+    int colon = hostPort.lastIndexOf(':');
+    return hostPort.substring(0, colon + 1) + (Integer.parseInt(hostPort.substring(colon + 1)) + CLUSTER_PORT_OFFSET);
+  }
+
+  /** How far above its client port a node of {@code cluster start} has its cluster port. */
+  private static final int CLUSTER_PORT_OFFSET = 100;
 
   /** {@code 0,2-4} → {0, 2, 3, 4}. */
   private static Set<Integer> partitionsIn(String list) {

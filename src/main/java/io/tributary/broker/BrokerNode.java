@@ -36,7 +36,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * A standalone broker node: an ActorSystem named {@code tributary} (Akka Cluster over Artery TCP on 127.0.0.1) with
  * {@link Tributary} started in it. What {@code bin/tributary server} and {@code quickstart} run, and what the
- * multi-JVM tests start. A node without configured seed nodes forms a one-node cluster by joining itself.
+ * multi-JVM tests start. A node without configured seed nodes forms a one-node cluster by joining itself. It has two
+ * ports: the cluster port ({@code akka.remote.artery.canonical.*}, 9192 by default), for members only, and the client
+ * listener ({@code tributary.broker.listeners}, 127.0.0.1:9092 by default, see {@link
+ * io.tributary.gateway.ClientListener}), which {@link #bootstrapServer()} names.
  *
  * <p>Thread-safe. {@link #close()} leaves the cluster through Akka's coordinated shutdown and waits for the
  * system to terminate (journals closed, so the data directory can be reopened in the same JVM).
@@ -130,6 +133,7 @@ public final class BrokerNode implements AutoCloseable {
    */
   public static void checkSettings(Config config) {
     BrokerSettings.create(config);
+    io.tributary.gateway.ClientListener.Settings.create(config);
     ReplicationSettings.create(config);
     GroupSettings.create(config);
   }
@@ -254,8 +258,19 @@ public final class BrokerNode implements AutoCloseable {
     throw new TimeoutException("group coordinator did not finish loading");
   }
 
-  /** The address clients connect to: {@code 127.0.0.1:port}. */
+  /**
+   * The address clients connect to, {@code host:port}: the client listener's ({@code tributary.broker.listeners}), or
+   * the cluster port's when the node has no listener.
+   */
   public String bootstrapServer() {
+    return tributary.listener().map(io.tributary.gateway.ClientListener::bootstrapServer).orElseGet(() -> {
+      Address a = Cluster.get(system).selfMember().address();
+      return a.getHost().orElse("127.0.0.1") + ":" + a.getPort().orElse(0);
+    });
+  }
+
+  /** The cluster port's address, {@code host:port}: what other members (and {@code --seed-node}) use. */
+  public String clusterAddress() {
     Address a = Cluster.get(system).selfMember().address();
     return a.getHost().orElse("127.0.0.1") + ":" + a.getPort().orElse(0);
   }

@@ -9,6 +9,7 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.cluster.typed.Cluster;
 import io.tributary.client.TributaryClient;
 import io.tributary.cluster.Controller;
+import io.tributary.gateway.ClientListener;
 import io.tributary.gateway.Gateway;
 import io.tributary.group.GroupCoordinator;
 import io.tributary.group.GroupSettings;
@@ -24,9 +25,12 @@ import java.nio.file.Files;
  * Turns a cluster-enabled Akka {@link ActorSystem} into a Tributary broker node: {@code Tributary.get(system)}.
  *
  * <p>On first use on a system it reads and validates {@link BrokerSettings}, creates the data directory, and starts
- * the node's parts: the partition leaders' shard region ({@link PartitionLeader}), the {@link Controller} and
- * {@link GroupCoordinator} singletons and the node's {@link Gateway} at {@code /system/tributary-gateway}. Remote clients then reach the node with
- * {@code TributaryClient.connect("<system>@<host>:<port>")}; the application itself uses {@link #client()}.
+ * the node's parts: the partition router and the replica manager that hosts this node's partition replicas ({@link
+ * ReplicaManager}, {@link PartitionLeader}), the {@link Controller} and {@link GroupCoordinator} singletons, the node's
+ * {@link Gateway} at {@code /system/tributary-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
+ * HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
+ * TributaryClient.connect("host:port")}), apart from the cluster's own port, which only members use. The application
+ * itself uses {@link #client()}.
  *
  * <pre>{@code
  * ActorSystem<Void> system = ActorSystem.create(guardian, "my-app", config); // provider=cluster, roles=[broker]
@@ -64,6 +68,7 @@ public final class Tributary implements Extension {
   private final ActorRef<Controller.Command> controller;
   private final ActorRef<ClientRequest> gateway;
   private final ActorRef<GroupCoordinator.Command> groupCoordinator;
+  private final ClientListener listener;
   private volatile TributaryClient client;
 
   private Tributary(ActorSystem<?> system) {
@@ -108,6 +113,24 @@ public final class Tributary implements Extension {
     this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator,
             replication.metadataWriteTimeout().multipliedBy(2)), Gateway.NAME,
         Props.empty());
+    ClientListener.Settings listenerSettings = ClientListener.Settings.create(system.settings().config());
+    this.listener = listenerSettings == null ? null : ClientListener.start(system, gateway, listenerSettings);
+    if (listener != null) {
+      closeListenerOnShutdown(system, listener);
+    }
+  }
+
+  /**
+   * Closes the client listener when the node leaves through coordinated shutdown: after the controlled shutdown (its
+   * clients are still served while leaderships move away, and its gateway routes them to the new leaders), before
+   * the node leaves the cluster (from then on its gateway could no longer reach the other nodes). The listener tells
+   * its clients, which move to another node at once. Also when the system terminates without that phase.
+   */
+  private static void closeListenerOnShutdown(ActorSystem<?> system, ClientListener listener) {
+    akka.actor.CoordinatedShutdown.get(Adapter.toClassic(system)).addTask(
+        akka.actor.CoordinatedShutdown.PhaseClusterShardingShutdownRegion(), "tributary-close-client-listener",
+        () -> listener.close().toCompletableFuture().handle((d, e) -> akka.Done.getInstance()));
+    system.getWhenTerminated().thenRun(listener::close);
   }
 
   /**
@@ -182,7 +205,16 @@ public final class Tributary implements Extension {
     return settings;
   }
 
-  /** The node's gateway (what remote clients talk to). */
+  /**
+   * The node's client listener ({@code tributary.broker.listeners}): where remote clients connect, apart from the
+   * cluster port. Empty when the key is empty (an embedding application's node serves only in-process clients unless
+   * it sets one).
+   */
+  public java.util.Optional<ClientListener> listener() {
+    return java.util.Optional.ofNullable(listener);
+  }
+
+  /** The node's gateway (what remote clients' requests reach through the client listener). */
   public ActorRef<ClientRequest> gateway() {
     return gateway;
   }

@@ -176,7 +176,9 @@ final class ChaosCommand implements Callable<Integer> {
     long victimSeed = seed != null ? seed : new Random().nextLong();
     Random random = new Random(victimSeed);
     t0 = System.nanoTime();
-    progress("chaos: " + nodes + " nodes on 127.0.0.1:" + basePort + ".." + (basePort + nodes - 1) + ", data in "
+    progress("chaos: " + nodes + " nodes on 127.0.0.1:" + basePort + ".." + (basePort + nodes - 1)
+        + " (cluster ports " + (basePort + ServerCommand.CLUSTER_PORT_OFFSET) + ".."
+        + (basePort + nodes - 1 + ServerCommand.CLUSTER_PORT_OFFSET) + "), data in "
         + dir + "; topic " + TOPIC + " (" + partitions + " partitions, replication factor " + rf
         + (rf > 1 ? ", min.insync.replicas " + minIsr : "") + "); " + producers + " producers at " + rate
         + " records/s each; a kill every " + killEvery.toMillis() / 1000.0 + " s for " + duration.toMillis() / 1000.0
@@ -446,9 +448,10 @@ final class ChaosCommand implements Callable<Integer> {
     if (nodes < 2 || nodes > 16) {
       throw new CommandLine.ParameterException(cl, "--nodes must be 2..16, was " + nodes);
     }
-    if (basePort < 1 || basePort + nodes - 1 > 65535) {
-      throw new CommandLine.ParameterException(cl, "--base-port must be 1.." + (65535 - nodes + 1) + ", was "
-          + basePort);
+    if (basePort < 1 || basePort + nodes - 1 + ServerCommand.CLUSTER_PORT_OFFSET > 65535) {
+      throw new CommandLine.ParameterException(cl, "--base-port must be 1.."
+          + (65535 - nodes + 1 - ServerCommand.CLUSTER_PORT_OFFSET) + " (cluster ports are "
+          + ServerCommand.CLUSTER_PORT_OFFSET + " above the client ports), was " + basePort);
     }
     if (duration.isZero() || duration.isNegative()) {
       throw new CommandLine.ParameterException(cl, "--duration must be positive, was " + duration);

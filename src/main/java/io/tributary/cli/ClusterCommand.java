@@ -91,12 +91,14 @@ final class ClusterCommand implements Runnable {
 
   /** Fails with one line when a node's port is taken (e.g. by a broker of another cluster). */
   static void checkPortFree(LocalCluster cluster, int node) {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(true);
-      socket.bind(new InetSocketAddress(InetAddress.getByName(LocalCluster.HOST), cluster.port(node)));
-    } catch (IOException e) {
-      throw new CliException("Port " + cluster.hostPort(node) + " of node " + node + " is in use (" + e.getMessage()
-          + "); stop what listens there or choose another --base-port");
+    for (int port : new int[] {cluster.port(node), cluster.clusterPort(node)}) {
+      try (ServerSocket socket = new ServerSocket()) {
+        socket.setReuseAddress(true);
+        socket.bind(new InetSocketAddress(InetAddress.getByName(LocalCluster.HOST), port));
+      } catch (IOException e) {
+        throw new CliException("Port " + LocalCluster.HOST + ":" + port + " of node " + node + " is in use ("
+            + e.getMessage() + "); stop what listens there or choose another --base-port");
+      }
     }
   }
 
@@ -148,7 +150,8 @@ final class ClusterCommand implements Runnable {
         names = "--base-port",
         paramLabel = "P",
         defaultValue = "9092",
-        description = "Port of node 1; node I gets P+I-1. Default: ${DEFAULT-VALUE}.")
+        description = "Client port of node 1; node I gets P+I-1 for clients and P+I+99 for the other nodes (its"
+            + " cluster port). Default: ${DEFAULT-VALUE}.")
     int basePort;
 
     @Mixin DataDirOption dataDir;
@@ -180,9 +183,11 @@ final class ClusterCommand implements Runnable {
       if (nodes < 1 || nodes > 64) {
         throw new CommandLine.ParameterException(cl, "--nodes must be 1..64, was " + nodes);
       }
-      if (basePort < 1 || basePort + nodes - 1 > 65535) {
-        throw new CommandLine.ParameterException(cl, "--base-port must be 1.." + (65535 - nodes + 1) + " for "
-            + nodes + " nodes (ports P..P+" + (nodes - 1) + "), was " + basePort);
+      int offset = ServerCommand.CLUSTER_PORT_OFFSET;
+      if (basePort < 1 || basePort + nodes - 1 + offset > 65535) {
+        throw new CommandLine.ParameterException(cl, "--base-port must be 1.." + (65535 - nodes + 1 - offset)
+            + " for " + nodes + " nodes (client ports P..P+" + (nodes - 1) + ", cluster ports P+" + offset + "..P+"
+            + (nodes - 1 + offset) + "), was " + basePort);
       }
       checkTimeout(cl, timeoutSeconds);
       if (config != null) {
@@ -245,8 +250,9 @@ final class ClusterCommand implements Runnable {
       LocalCluster cluster = LocalCluster.load(dataDir.dir());
       PrintWriter out = spec.commandLine().getOut();
       int n = cluster.nodes();
-      out.println("Local cluster in " + cluster.dir() + ": " + n + " node" + (n == 1 ? "" : "s") + ", ports "
-          + cluster.port(1) + ".." + cluster.port(n));
+      out.println("Local cluster in " + cluster.dir() + ": " + n + " node" + (n == 1 ? "" : "s") + ", client ports "
+          + cluster.port(1) + ".." + cluster.port(n) + ", cluster ports " + cluster.clusterPort(1) + ".."
+          + cluster.clusterPort(n));
       out.println();
 
       Set<Integer> running = new TreeSet<>();
@@ -326,7 +332,7 @@ final class ClusterCommand implements Runnable {
       }
       printTable(out, rows, "  ");
       for (int i = 1; i <= cluster.nodes(); i++) {
-        if (!upReachable.contains(cluster.hostPort(i))) {
+        if (!upReachable.contains(cluster.clusterHostPort(i))) {
           return false;
         }
       }
@@ -363,7 +369,7 @@ final class ClusterCommand implements Runnable {
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"NODE", "ADDRESS", "PARTITIONS", "LEADS"});
       for (int i = 1; i <= cluster.nodes(); i++) {
-        Map<String, List<Integer>> parts = byLeader.remove(cluster.hostPort(i));
+        Map<String, List<Integer>> parts = byLeader.remove(cluster.clusterHostPort(i));
         rows.add(new String[] {Integer.toString(i), cluster.hostPort(i), Integer.toString(count(parts)),
             partitionList(parts)});
       }

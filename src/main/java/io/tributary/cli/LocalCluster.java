@@ -40,7 +40,8 @@ import java.util.stream.Collectors;
  * D/node-I/members.txt        node I's view of the cluster membership, rewritten every second
  * </pre>
  *
- * <p>Node I listens on {@code basePort + I - 1}; every node has node 1 (and node 2 when there are several) as seed
+ * <p>Node I listens for clients on {@code basePort + I - 1} and for the other nodes on its cluster port, {@value
+ * ServerCommand#CLUSTER_PORT_OFFSET} above that; every node has node 1 (and node 2 when there are several) as seed
  * nodes, so the cluster forms around node 1 and a restarted node 1 rejoins through node 2.
  *
  * <p>A process is signalled only if its pid is in a pid file of this directory and its command line (from
@@ -161,8 +162,19 @@ final class LocalCluster {
     return basePort + node - 1;
   }
 
+  /** Node {@code node}'s client listener, {@code 127.0.0.1:port}: what clients bootstrap from. */
   String hostPort(int node) {
     return HOST + ":" + port(node);
+  }
+
+  /** Node {@code node}'s cluster port: what the other nodes (and membership views) use. */
+  int clusterPort(int node) {
+    return port(node) + ServerCommand.CLUSTER_PORT_OFFSET;
+  }
+
+  /** Node {@code node}'s cluster address, {@code 127.0.0.1:port}, as membership views and partition leaders name it. */
+  String clusterHostPort(int node) {
+    return HOST + ":" + clusterPort(node);
   }
 
   /** The bootstrap list of every node: {@code 127.0.0.1:P,127.0.0.1:P+1,...}. */
@@ -174,10 +186,10 @@ final class LocalCluster {
     return String.join(",", all);
   }
 
-  /** The node with {@code host:port}, or 0. */
+  /** The node whose cluster address is {@code host:port}, or 0. */
   int nodeOf(String hostPort) {
     for (int i = 1; i <= nodes; i++) {
-      if (hostPort(i).equals(hostPort)) {
+      if (clusterHostPort(i).equals(hostPort)) {
         return i;
       }
     }
@@ -206,7 +218,7 @@ final class LocalCluster {
 
   /** The seed nodes of every node: node 1, and node 2 if there are several. */
   List<String> seedNodes() {
-    return nodes == 1 ? List.of(hostPort(1)) : List.of(hostPort(1), hostPort(2));
+    return nodes == 1 ? List.of(clusterHostPort(1)) : List.of(clusterHostPort(1), clusterHostPort(2));
   }
 
   /**
@@ -241,7 +253,7 @@ final class LocalCluster {
     List<String> running = new ArrayList<>();
     for (int m = 1; m <= nodes; m++) {
       if (m != node && isRunning(m)) {
-        running.add(hostPort(m));
+        running.add(clusterHostPort(m));
       }
     }
     return running.isEmpty() ? seedNodes() : running;
@@ -253,6 +265,7 @@ final class LocalCluster {
         "server",
         "--node-id", Integer.toString(node),
         "--port", Integer.toString(port(node)),
+        "--cluster-port", Integer.toString(clusterPort(node)),
         "--data-dir", nodeDir(node).toString(),
         "--members-file", membersFile(node).toString()));
     for (String seed : seedNodesFor(node)) {
@@ -613,7 +626,8 @@ final class LocalCluster {
         views.put(n, v);
       }
     }
-    Set<String> expected = running.stream().map(this::hostPort).collect(Collectors.toCollection(TreeSet::new));
+    Set<String> expected =
+        running.stream().map(this::clusterHostPort).collect(Collectors.toCollection(TreeSet::new));
     for (var e : views.entrySet()) {
       List<String> wrong = new ArrayList<>();
       Set<String> seen = new TreeSet<>();

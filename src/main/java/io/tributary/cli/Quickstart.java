@@ -164,6 +164,7 @@ final class Quickstart {
     Map<String, Object> overrides = new HashMap<>();
     overrides.put("tributary.data-dir", dataDir.toString());
     overrides.put("akka.remote.artery.canonical.port", 0);
+    overrides.put("tributary.broker.listeners", "127.0.0.1:0");
     if (settings.brokerOverrides() != null) {
       overrides.putAll(settings.brokerOverrides());
     }

@@ -3,6 +3,7 @@ package io.tributary.cli;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import io.tributary.broker.BrokerNode;
+import io.tributary.gateway.ClientListener;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -53,14 +54,23 @@ final class ServerCommand implements Callable<Integer> {
   @Option(
       names = "--port",
       paramLabel = "N",
-      description = "Port clients and other nodes connect to (overrides akka.remote.artery.canonical.port;"
-          + " default 9092; 0 = any free port).")
+      description = "Port of the client listener, what clients' --bootstrap-server names (overrides the port of"
+          + " tributary.broker.listeners; default 9092; 0 = any free port). Without --cluster-port, the cluster port"
+          + " is N + 100 (any free port when N is 0).")
   Integer port;
+
+  @Option(
+      names = "--cluster-port",
+      paramLabel = "N",
+      description = "Port other nodes of the cluster connect to, members only; what their --seed-node names"
+          + " (overrides akka.remote.artery.canonical.port; default 9192, or --port + 100; 0 = any free port).")
+  Integer clusterPort;
 
   @Option(
       names = "--seed-node",
       paramLabel = "HOST:PORT",
-      description = "A node of the cluster to join (an Akka seed node, akka://tributary@HOST:PORT; repeatable;"
+      description = "A node of the cluster to join, by its cluster port (an Akka seed node, akka://tributary@HOST:PORT;"
+          + " repeatable;"
           + " overrides akka.cluster.seed-nodes). List the same seed nodes, in the same order, on every node; the"
           + " first one forms the cluster when no other seed node answers. Without any, the node forms a one-node"
           + " cluster of its own.")
@@ -86,6 +96,20 @@ final class ServerCommand implements Callable<Integer> {
     if (port != null && (port < 0 || port > 65535)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--port must be 0..65535, was " + port);
     }
+    if (clusterPort != null && (clusterPort < 0 || clusterPort > 65535)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--cluster-port must be 0..65535, was "
+          + clusterPort);
+    }
+    Integer cluster = clusterPort != null ? clusterPort
+        : port == null ? null : port == 0 ? Integer.valueOf(0) : Integer.valueOf(port + CLUSTER_PORT_OFFSET);
+    if (cluster != null && cluster > 65535) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--port " + port + " would put the cluster port"
+          + " at " + cluster + ", above 65535: give --cluster-port");
+    }
+    if (port != null && cluster != null && port.equals(cluster) && port != 0) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--port and --cluster-port must differ, both were "
+          + port);
+    }
     if (nodeId != null && nodeId < 0) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--node-id must be 0 or more, was " + nodeId);
     }
@@ -101,8 +125,8 @@ final class ServerCommand implements Callable<Integer> {
     if (dataDir != null) {
       overrides.put("tributary.data-dir", dataDir.toAbsolutePath().normalize().toString());
     }
-    if (port != null) {
-      overrides.put("akka.remote.artery.canonical.port", port);
+    if (cluster != null) {
+      overrides.put("akka.remote.artery.canonical.port", cluster);
     }
     if (!seeds.isEmpty()) {
       overrides.put("akka.cluster.seed-nodes", seeds);
@@ -112,6 +136,13 @@ final class ServerCommand implements Callable<Integer> {
     }
     Config nodeConfig;
     try {
+      if (port != null) { // the host of the configured listener, or of the built-in default
+        String host = BrokerNode.config(config, overrides).getString(ClientListener.LISTENERS_KEY).trim();
+        int colon = host.lastIndexOf(':');
+        host = colon > 0 ? host.substring(0, colon) : "127.0.0.1";
+        overrides.put(ClientListener.LISTENERS_KEY, (host.contains(":") && !host.startsWith("[") ? "[" + host + "]"
+            : host) + ":" + port);
+      }
       nodeConfig = BrokerNode.config(config, overrides);
     } catch (ConfigException e) {
       throw new CliException("Invalid configuration: " + e.getMessage(), e);
@@ -158,7 +189,8 @@ final class ServerCommand implements Callable<Integer> {
       Signal.handle(new Signal(name), s -> stopSignal.complete("SIG" + s.getName()));
     }
     PrintWriter out = spec.commandLine().getOut();
-    out.println("Tributary broker started: bootstrap " + node.bootstrapServer() + ", data dir " + data
+    out.println("Tributary broker started: bootstrap " + node.bootstrapServer() + ", cluster port "
+        + node.clusterAddress() + ", data dir " + data
         + (logFile == null ? "" : ", log " + logFile) + (nodeId == null ? "" : ", node " + nodeId));
     out.flush();
 
@@ -217,6 +249,19 @@ final class ServerCommand implements Callable<Integer> {
     String host = bindHost.isEmpty() ? config.getString("akka.remote.artery.canonical.hostname") : bindHost;
     String bindPort = config.getString("akka.remote.artery.bind.port");
     int port = bindPort.isEmpty() ? config.getInt("akka.remote.artery.canonical.port") : Integer.parseInt(bindPort);
+    checkPortFree(host, port, "--cluster-port");
+    ClientListener.Settings listener;
+    try {
+      listener = ClientListener.Settings.create(config);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("Invalid configuration: " + e.getMessage(), e);
+    }
+    if (listener != null) {
+      checkPortFree(listener.host(), listener.port(), "--port");
+    }
+  }
+
+  private static void checkPortFree(String host, int port, String option) {
     if (port == 0) {
       return;
     }
@@ -225,7 +270,10 @@ final class ServerCommand implements Callable<Integer> {
       socket.bind(new InetSocketAddress(host, port));
     } catch (IOException e) {
       throw new CliException("Cannot listen on " + host + ":" + port + " (" + e.getMessage()
-          + "); is another broker running? Choose another port with --port", e);
+          + "); is another broker running? Choose another port with " + option, e);
     }
   }
+
+  /** Without {@code --cluster-port}, the cluster port is {@code --port} plus this. */
+  static final int CLUSTER_PORT_OFFSET = 100;
 }

@@ -14,6 +14,7 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import akka.pattern.Patterns;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.GatewayClosing;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -34,6 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>When the gateway is suspected</h2>
  *
  * <ul>
+ *   <li>its node says it is closing ({@link GatewayClosing}: the node stops through its coordinated shutdown and
+ *       its client listener, which clients cannot death-watch, tells every client it served);
  *   <li>Akka death watch reports it terminated: the node stopped or left (its ActorSystem terminated), or Artery's
  *       remote failure detector lost it (a killed node, after {@code akka.remote.watch-failure-detector}'s
  *       acceptable pause), or it was quarantined;
@@ -336,6 +339,12 @@ final class GatewayFailover {
         context.getLog().warn("Tributary gateway {} suspected ({}); looking for another node", current.path(),
             s.reason());
         giveUpCurrent("suspected: " + s.reason());
+      }
+    } else if (message instanceof GatewayClosing c) {
+      if (!probing && c.gateway().equals(current.path().address().toString()) && !stopIfShuttingDown()) {
+        context.getLog().warn("Tributary gateway {} is closing (its node stops); looking for another node",
+            current.path());
+        giveUpCurrent("gone");
       }
     } else if (message instanceof GatewayTerminated t) {
       if (t.generation() == generation && !probing && !stopIfShuttingDown()) {

@@ -10,6 +10,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.tributary.protocol.ClientRequest;
 import io.tributary.protocol.ErrorCode;
+import io.tributary.protocol.GatewayClosing;
 import io.tributary.util.Completions;
 import java.io.IOException;
 import java.time.Duration;
@@ -236,7 +237,10 @@ public final class TributaryClient implements AutoCloseable {
     ActorRef<Object> failover =
         system.systemActorOf(
             GatewayFailover.create(gateways, initial, health, requestTimeoutMs, retryBackoffMs),
-            "tributary-gateway-failover-" + java.util.UUID.randomUUID(),
+            // in a client's own system, at the path where nodes send their GatewayClosing notice
+            ownsSystem
+                ? GatewayClosing.CLIENT_PATH.substring("/system/".length())
+                : "tributary-gateway-failover-" + java.util.UUID.randomUUID(),
             akka.actor.typed.Props.empty());
     return new TributaryClient(system, failover.narrow(), health, failover, ownsSystem, config);
   }

@@ -185,20 +185,21 @@ class ClusterCommandTest {
   void nodesGetConsecutivePortsOwnDirectoriesAndTheFirstTwoNodesAsSeeds() {
     LocalCluster c = new LocalCluster(tmp.resolve("cd"), 3, 9092, null, List.of("-Xmx1g"));
     assertEquals("127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094", c.bootstrap());
-    assertEquals(List.of("127.0.0.1:9092", "127.0.0.1:9093"), c.seedNodes());
-    assertEquals(3, c.nodeOf("127.0.0.1:9094"));
-    assertEquals(0, c.nodeOf("127.0.0.1:9095"));
+    assertEquals(List.of("127.0.0.1:9192", "127.0.0.1:9193"), c.seedNodes(), "seeds are named by cluster port");
+    assertEquals(3, c.nodeOf("127.0.0.1:9194"), "members are named by cluster port");
+    assertEquals(0, c.nodeOf("127.0.0.1:9094"), "a client port names no member");
+    assertEquals(0, c.nodeOf("127.0.0.1:9195"));
     List<String> cmd = c.command(3);
     int main = cmd.indexOf(LocalCluster.MAIN_CLASS);
     assertTrue(main > 0, cmd.toString());
-    assertEquals(List.of("server", "--node-id", "3", "--port", "9094", "--data-dir", c.nodeDir(3).toString(),
-        "--members-file", c.membersFile(3).toString(), "--seed-node", "127.0.0.1:9092", "--seed-node",
-        "127.0.0.1:9093"), cmd.subList(main + 1, cmd.size()));
+    assertEquals(List.of("server", "--node-id", "3", "--port", "9094", "--cluster-port", "9194", "--data-dir",
+        c.nodeDir(3).toString(), "--members-file", c.membersFile(3).toString(), "--seed-node", "127.0.0.1:9192",
+        "--seed-node", "127.0.0.1:9193"), cmd.subList(main + 1, cmd.size()));
     assertTrue(cmd.subList(0, main).contains("-Xmx1g"), "extra JVM options before the main class: " + cmd);
     assertTrue(cmd.indexOf("-Xmx1g") > cmd.indexOf("-Xmx512m"), "extra JVM options win over the defaults");
     assertTrue(LocalCluster.isNodeCommandLine(cmd, c.nodeDir(3)));
     assertFalse(LocalCluster.isNodeCommandLine(cmd, c.nodeDir(2)), "another node's data dir");
-    assertEquals(List.of("127.0.0.1:9092"), new LocalCluster(tmp, 1, 9092, null, List.of()).seedNodes());
+    assertEquals(List.of("127.0.0.1:9192"), new LocalCluster(tmp, 1, 9092, null, List.of()).seedNodes());
   }
 
   @Test
@@ -372,7 +373,7 @@ class ClusterCommandTest {
     writeView(c, 1, uids, Set.of(1, 2, 3), Set.of(3));
     List<String> problems = c.convergenceProblems(Set.of(1, 2, 3), Map.of());
     assertEquals(1, problems.size(), problems.toString());
-    assertTrue(problems.get(0).contains("node 1 sees 127.0.0.1:9094 Up unreachable"), problems.toString());
+    assertTrue(problems.get(0).contains("node 1 sees 127.0.0.1:9194 Up unreachable"), problems.toString());
 
     // node 3 restarted: a new uid; node 1 still lists the old one
     Map<Integer, Long> restarted = new LinkedHashMap<>(uids);
@@ -485,10 +486,10 @@ class ClusterCommandTest {
   private static void writeView(LocalCluster c, int node, Map<Integer, Long> uids, Set<Integer> members,
       Set<Integer> unreachable) throws IOException {
     List<MembershipFile.MemberView> list = members.stream().sorted().map(m -> new MembershipFile.MemberView(
-        "akka://tributary@" + c.hostPort(m), uids.get(m), "Up", List.of("broker"), !unreachable.contains(m)))
+        "akka://tributary@" + c.clusterHostPort(m), uids.get(m), "Up", List.of("broker"), !unreachable.contains(m)))
         .toList();
     Files.createDirectories(c.nodeDir(node));
     MembershipFile.writeAtomically(c.membersFile(node),
-        MembershipFile.format(view(c.hostPort(node), uids.get(node), list)));
+        MembershipFile.format(view(c.clusterHostPort(node), uids.get(node), list)));
   }
 }

@@ -63,7 +63,7 @@ class BrokerComebackTest {
   void producerAndConsumerResumeWhenTheirOnlyBrokerComesBackAfterTheClientGaveItUp() throws Exception {
     Path dataDir = TestNodes.tempDataDir();
     BrokerNode node = TestNodes.start(dataDir, Map.of());
-    int port = node.system().address().getPort().get();
+    int port = TestNodes.clientPort(node);
     Map<String, Object> clientConfig =
         Map.of(
             ClientConfig.LINGER_MS, 0,
@@ -99,7 +99,7 @@ class BrokerComebackTest {
       awaitMessageStreamStopped(consumerClient, node.system().address());
 
       node = TestNodes.start(dataDir, Map.of());
-      assertEquals(port, node.system().address().getPort().get(), "the same port again");
+      assertEquals(port, TestNodes.clientPort(node), "the same port again");
       assertEquals(1L, send(producer, "after"), "acknowledged by the node that came back, stored once after the first");
       pollUntil(consumer, read, 2);
       assertEquals(List.of("before", "after"), read);

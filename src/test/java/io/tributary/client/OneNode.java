@@ -25,7 +25,7 @@ final class OneNode implements AutoCloseable {
   static OneNode start() {
     BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
     try {
-      int port = node.system().address().getPort().get();
+      int port = TestNodes.clientPort(node);
       return new OneNode(node,
           TributaryClient.connect("127.0.0.1:" + port, Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000)));
     } catch (RuntimeException e) {

@@ -3,6 +3,7 @@ package io.tributary.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tributary.broker.TestNodes;
 import io.tributary.net.PartialFrameBudget;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,7 +97,7 @@ class PartialFrameBudgetIntegrationTest {
     await("no incomplete frames held", () -> PartialFrameBudget.used() == 0);
     PartialFrameBudget.setLimit(LIMIT);
     PartialFrameBudget.setTimeoutMs(0); // the first connection holds its bytes for as long as this test takes
-    int port = one.node.system().address().getPort().get();
+    int port = TestNodes.clientPort(one.node);
 
     Socket first = partialFrame(port);
     await("the first connection's bytes held", () -> PartialFrameBudget.used() == PARTIAL);
@@ -151,7 +152,7 @@ class PartialFrameBudgetIntegrationTest {
     limitBefore = PartialFrameBudget.limit();
     await("no incomplete frames held", () -> PartialFrameBudget.used() == 0);
     PartialFrameBudget.setTimeoutMs(1000);
-    int port = one.node.system().address().getPort().get();
+    int port = TestNodes.clientPort(one.node);
     try (Admin admin = one.client.admin()) {
       admin.createTopic("stalled", 1, (short) 1, Map.of());
     }

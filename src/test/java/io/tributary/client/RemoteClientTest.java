@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tributary.broker.BrokerNode;
+import io.tributary.broker.TestNodes;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.record.Murmur2;
 import java.nio.charset.StandardCharsets;
@@ -112,7 +113,7 @@ class RemoteClientTest {
       }, "silent-acceptor");
       acceptor.setDaemon(true);
       acceptor.start();
-      int live = node.system().address().getPort().get();
+      int live = TestNodes.clientPort(node);
       Duration handshakeTimeout = com.typesafe.config.ConfigFactory.load()
           .getDuration("akka.remote.artery.advanced.handshake-timeout");
       long start = System.nanoTime();
