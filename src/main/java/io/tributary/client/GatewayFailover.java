@@ -344,7 +344,7 @@ final class GatewayFailover {
       if (!probing && c.gateway().equals(current.path().address().toString()) && !stopIfShuttingDown()) {
         context.getLog().warn("Tributary gateway {} is closing (its node stops); looking for another node",
             current.path());
-        giveUpCurrent("gone");
+        giveUpCurrent("closing (its node stops)");
       }
     } else if (message instanceof GatewayTerminated t) {
       if (t.generation() == generation && !probing && !stopIfShuttingDown()) {

@@ -455,6 +455,11 @@ public final class TributaryClient implements AutoCloseable {
     failover.tell(new GatewayFailover.IncarnationAnswer(health.generation(), gateway));
   }
 
+  /** Hands {@code message} to the failover actor, as a node's notice would arrive. For tests. */
+  void tellFailoverForTest(Object message) {
+    failover.tell(message);
+  }
+
   /** How many requests sent through the failover are in flight (0 for an embedded client). For tests. */
   int inFlightRequests() {
     return health == null ? 0 : health.inFlight();

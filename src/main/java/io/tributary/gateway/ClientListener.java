@@ -48,8 +48,9 @@ import java.util.concurrent.CompletionStage;
  *       Down}, {@code Leave} or {@code Join} (cluster messages), a Distributed Data message, any message to another
  *       path finds nothing there (dead letters);
  *   <li>untrusted mode drops {@code PoisonPill}, {@code Kill}, every system message (remote watch, remote
- *       deployment) and every actor selection except of the door's path ({@code trusted-selection-paths}), so
- *       {@code Identify} by selection of any other actor goes unanswered;
+ *       deployment) and every actor selection except of the door's path and of Akka's remote watcher ({@code
+ *       trusted-selection-paths}; the remote watcher answers the heartbeats of clients' failure detectors, which
+ *       arrive by selection), so {@code Identify} by selection of any other actor goes unanswered;
  *   <li>the door passes on only the protocol's requests ({@link ClientRequest}: produce, fetch, list offsets, admin and
  *       group requests), and only when every actor reference in them ({@code replyTo}, a joining member's actor) is
  *       an actor of another JVM than the cluster's nodes: a request that would make the node answer one of its own
@@ -76,6 +77,9 @@ public final class ClientListener {
 
   /** The config key: {@code HOST:PORT} of the client listener, or empty for none (Kafka's {@code listeners}). */
   public static final String LISTENERS_KEY = "tributary.broker.listeners";
+
+  /** Akka's remote watcher, which answers the heartbeats of clients' failure detectors. */
+  static final String REMOTE_WATCHER_PATH = "/system/remote-watcher";
 
   /** The most client JVM addresses remembered for the closing notice (the least recently seen are forgotten). */
   static final int MAX_CLIENTS = 4096;
@@ -145,7 +149,10 @@ public final class ClientListener {
     o.put("akka.remote.artery.bind.hostname", settings.host());
     o.put("akka.remote.artery.bind.port", "");
     o.put("akka.remote.artery.untrusted-mode", "on");
-    o.put("akka.remote.artery.trusted-selection-paths", List.of(Gateway.PATH));
+    // the remote watcher too: a client's failure detector sends its heartbeats by actor selection, and a listener
+    // that dropped them would look dead to every client 5 s after it connected (heartbeats are not PossiblyHarmful;
+    // watches, Terminated, PoisonPill and Kill stay dropped)
+    o.put("akka.remote.artery.trusted-selection-paths", List.of(Gateway.PATH, REMOTE_WATCHER_PATH));
     o.put("akka.remote.warn-about-direct-use", "off");
     o.put("akka.remote.warn-unsafe-watch-outside-cluster", "off");
     o.put("akka.extensions", List.of());

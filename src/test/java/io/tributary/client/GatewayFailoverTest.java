@@ -37,6 +37,8 @@ class GatewayFailoverTest {
   /** One node's gateway: counts what it gets and passes it on to the cluster, unless it is hung. */
   private static final class Node {
     final List<ClientRequest> received = new CopyOnWriteArrayList<>();
+    /** What it got while hung. */
+    final java.util.concurrent.atomic.AtomicInteger swallowed = new java.util.concurrent.atomic.AtomicInteger();
     volatile boolean hung;
     final ActorRef<ClientRequest> ref;
 
@@ -48,6 +50,8 @@ class GatewayFailoverTest {
                     if (!hung) {
                       received.add(m);
                       cluster.tell(m);
+                    } else {
+                      swallowed.incrementAndGet();
                     }
                     return Behaviors.same();
                   }));
@@ -209,6 +213,37 @@ class GatewayFailoverTest {
       client.incarnationAnsweredForTest(akka.actor.typed.javadsl.Adapter.toClassic(n.b().ref));
       assertEquals(1L, pending.get(30, TimeUnit.SECONDS).offset(), "resent without waiting for the timeout");
       assertEquals(List.of("before", "in flight"), n.cluster().values("restarted", 0));
+    }
+  }
+
+  /**
+   * A node that stops through its coordinated shutdown tells its clients through its client listener ({@link
+   * io.tributary.protocol.GatewayClosing}), which they cannot death-watch: a batch in flight through it is resent at
+   * once through the other node, not after {@code request.timeout.ms} (two minutes here). A notice naming another
+   * node than the current gateway's is ignored.
+   */
+  @Test
+  void aBatchInFlightThroughAGatewayThatSaysItIsClosingIsResentAtOnceThroughTheOther() throws Exception {
+    Nodes n = nodes("closing");
+    try (TributaryClient client = client(n, IN_FLIGHT_CONFIG);
+        Producer<String, String> producer = client.producer(Map.of(), Serializer.string(), Serializer.string())) {
+      assertEquals(0L, send(producer, "closing", "before").offset());
+      n.a().hung = true; // the closing node answers nothing more
+      var pending = producer.send(new ProducerRecord<>("closing", 0, null, "in flight")).toCompletableFuture();
+      awaitTrue(() -> client.inFlightRequests() > 0, "the batch is in flight");
+
+      client.tellFailoverForTest(new io.tributary.protocol.GatewayClosing("akka://tributary@127.0.0.1:1"));
+      int swallowed = n.a().swallowed.get();
+      var second = producer.send(new ProducerRecord<>("closing", 0, null, "after the other notice"))
+          .toCompletableFuture();
+      awaitTrue(() -> n.a().swallowed.get() > swallowed, "a request sent after another node's notice still goes to"
+          + " the current gateway");
+      assertEquals(null, client.lostGateway(), "another node's notice changes nothing");
+      client.tellFailoverForTest(
+          new io.tributary.protocol.GatewayClosing(n.a().ref.path().address().toString()));
+      assertEquals(1L, pending.get(30, TimeUnit.SECONDS).offset(), "resent without waiting for the timeout");
+      assertEquals(2L, second.get(30, TimeUnit.SECONDS).offset());
+      assertEquals(List.of("before", "in flight", "after the other notice"), n.cluster().values("closing", 0));
     }
   }
 

@@ -1,0 +1,90 @@
+package io.tributary.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import io.tributary.broker.BrokerNode;
+import io.tributary.broker.TestNodes;
+import io.tributary.gateway.ClientListener;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node's client listener ({@code tributary.broker.listeners}) in front of its cluster port: what clients connect to,
+ * its settings, and the notice it sends its clients when it closes.
+ */
+class ClientListenerTest {
+
+  private static ClientListener.Settings settings(String value) {
+    return ClientListener.Settings.create(ConfigFactory.parseMap(Map.of(ClientListener.LISTENERS_KEY, value)));
+  }
+
+  @Test
+  void theListenerKeyIsHostAndPortOrEmptyForNone() {
+    assertEquals(new ClientListener.Settings("127.0.0.1", 9092), settings("127.0.0.1:9092"));
+    assertEquals(new ClientListener.Settings("127.0.0.1", 0), settings(" PLAINTEXT://127.0.0.1:0 "));
+    assertEquals(new ClientListener.Settings("::1", 9092), settings("[::1]:9092"));
+    assertNull(settings(""), "no listener");
+    for (String bad : List.of("127.0.0.1", ":9092", "127.0.0.1:65536", "127.0.0.1:-1", "a,b:1", "h:x")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> settings(bad), bad);
+      assertTrue(e.getMessage().startsWith(ClientListener.LISTENERS_KEY + " must be HOST:PORT"), e.getMessage());
+    }
+  }
+
+  /**
+   * A client's failure detector heartbeats the listener's remote watcher by actor selection; untrusted mode drops
+   * selections of untrusted paths, and a listener that dropped these would look dead to every client seconds after it
+   * connected (a producer with {@code acks=1} then resent what was in flight and stored it twice: GroupFailoverIT).
+   */
+  @Test
+  void theListenerAnswersTheHeartbeatsOfClientsFailureDetectors() throws Exception {
+    BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    akka.actor.ActorSystem client = akka.actor.ActorSystem.create("heartbeats", TributaryClient.clientSystemConfig());
+    try {
+      akka.actor.ActorSelection watcher = client.actorSelection("akka://tributary@" + node.bootstrapServer()
+          + "/system/remote-watcher");
+      Object answer = akka.pattern.Patterns.ask(watcher, akka.remote.RemoteWatcher.ArteryHeartbeat$.MODULE$,
+          java.time.Duration.ofSeconds(10)).toCompletableFuture().get(20, TimeUnit.SECONDS);
+      assertTrue(answer instanceof akka.remote.RemoteWatcher.ArteryHeartbeatRsp, String.valueOf(answer));
+    } finally {
+      client.terminate();
+      client.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      node.close();
+    }
+  }
+
+  /**
+   * A node's bootstrap address is its listener, not its cluster port; a client served through it learns that it
+   * closes (the node stops) from the listener's notice, since it cannot death-watch the listener, and gives the node up
+   * at once, saying why (its failure detector would say "gone", seconds later).
+   */
+  @Test
+  void aClientServedThroughTheListenerIsToldWhenItCloses() throws Exception {
+    BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    try {
+      assertNotEquals(node.clusterAddress(), node.bootstrapServer(), "two ports");
+      try (TributaryClient client = TributaryClient.connect(node.bootstrapServer(),
+          Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000));
+          Admin admin = client.admin()) {
+        admin.createTopic("served", 1, (short) 1, Map.of());
+        assertTrue(admin.listTopics().contains("served"));
+        assertNull(client.lostGateway());
+        node.tributary().listener().orElseThrow().close().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (client.lostGateway() == null) {
+          assertTrue(System.nanoTime() < deadline, "the client gives its gateway up within 30 s");
+          Thread.sleep(10); // polling the client's state: no event to wait on
+        }
+        assertTrue(client.lostGateway().contains(" is closing (its node stops)"), client.lostGateway());
+      }
+    } finally {
+      node.close();
+    }
+  }
+}
