@@ -25,8 +25,10 @@ import java.nio.file.Files;
  * Turns a cluster-enabled Akka {@link ActorSystem} into a Tributary broker node: {@code Tributary.get(system)}.
  *
  * <p>On first use on a system it reads and validates {@link BrokerSettings}, creates the data directory, and starts
- * the node's parts: the partition router and the replica manager that hosts this node's partition replicas ({@link
- * ReplicaManager}, {@link PartitionLeader}), the {@link Controller} and {@link GroupCoordinator} singletons, the node's
+ * the node's parts: the partition router, the shard region of partition leaders (each a Cluster Sharding entity on
+ * the node the controller elected, {@link PartitionLeader}, {@link io.tributary.log.LeaderSharding}) and the replica
+ * manager that hosts this node's followers ({@link ReplicaManager}), the {@link Controller} and {@link
+ * GroupCoordinator} singletons, the node's
  * {@link Gateway} at {@code /system/tributary-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
  * HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
  * TributaryClient.connect("host:port")}), apart from the cluster's own port, which only members use. The application

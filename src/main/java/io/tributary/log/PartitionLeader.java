@@ -12,18 +12,22 @@ import akka.persistence.typed.PersistenceId;
 import akka.persistence.typed.RecoveryCompleted;
 import akka.persistence.typed.SnapshotCompleted;
 import akka.persistence.typed.javadsl.CommandHandler;
+import akka.persistence.typed.javadsl.CommandHandlerBuilderByState;
 import akka.persistence.typed.javadsl.Effect;
 import akka.persistence.typed.javadsl.EventHandler;
 import akka.persistence.typed.javadsl.EventSourcedBehavior;
 import akka.persistence.typed.javadsl.RetentionCriteria;
 import akka.persistence.typed.javadsl.SignalHandler;
 import akka.persistence.typed.SnapshotAdapter;
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import io.tributary.broker.BrokerSettings;
 import io.tributary.broker.ReplicationSettings;
 import io.tributary.cluster.Controller;
 import io.tributary.cluster.PartitionMetadata;
 import io.tributary.cluster.TopicMetadata;
 import io.tributary.broker.TopicConfig;
+import io.tributary.protocol.CborSerializable;
 import io.tributary.protocol.ErrorCode;
 import io.tributary.protocol.FetchRequest;
 import io.tributary.protocol.FetchResponse;
@@ -45,9 +49,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One node's replica of one partition ({@code topic-N}): an {@link EventSourcedBehavior} that journals record batches
- * into its node's LevelDB journal, spawned by the node's {@link ReplicaManager}. Its role — leader, follower or none —
- * comes from the controller's replicated metadata ({@link UpdateRole}); it is not journaled.
+ * The leader of one partition ({@code topic-N}) in one leader epoch: a Cluster Sharding entity ({@link
+ * LeaderSharding}: entity id {@code topic-N@epoch@topicId}, placed on the node the controller elected) and an event
+ * sourced behavior that journals record batches into its node's LevelDB journal ({@link PartitionReplica}: the log it
+ * shares, one writer at a time, with the node's {@link PartitionFollower} of the partition). It starts by claiming its
+ * leadership from its node's {@link ReplicaManager} ({@link #create}); its followers are actors of their own on the
+ * other replicas' nodes.
  *
  * <h2>Log</h2>
  * Each journal event is one record batch ({@link RecordsAppended}, the batch's own v2 bytes), not one record. Offsets
@@ -62,19 +69,18 @@ import java.util.Map;
  *
  * <h2>Replication (as Kafka's)</h2>
  * <ul>
- *   <li>A <b>follower</b> fetches from the leader's node ({@link ReplicaFetch}) at its log end offset and journals the
- *       leader's batches unchanged. The leader holds a fetch at its log end and answers it as soon as a batch is
- *       appended, so in steady state batches are pushed to followers; a follower that was away catches up by
- *       fetching from where it is. Each fetch carries the epoch of the follower's last batch; if the logs diverged
- *       (the follower has batches of an epoch the leader never wrote, e.g. an old leader that returns), the leader
- *       says where its log for that epoch ends and the follower truncates there ({@link LogTruncated}, Kafka's
- *       KIP-595), dropping only records that were never committed.
- *   <li>The <b>leader</b>'s high watermark is the smallest log end offset over the ISR; consumers see only records
- *       below it. It proposes ISR changes to the controller ({@link Controller.AlterIsr}): a follower that has not
- *       caught up for {@code replica.lag.time.max.ms} leaves, one that reached the high watermark (and the start of
- *       the current epoch) joins.
+ *   <li>Followers fetch ({@link ReplicaFetch}) at their log end offset through the shard region; the leader holds a
+ *       fetch at its log end and answers it as soon as a batch is appended (push in steady state). Each fetch carries
+ *       the epoch of the follower's last batch: if the logs diverged, the answer says where the leader's log for that
+ *       epoch ends and the follower truncates there (Kafka's KIP-595).
+ *   <li>The high watermark is the smallest log end offset over the ISR; consumers see only records below it. The
+ *       leader proposes ISR changes to the controller ({@link Controller.AlterIsr}): a follower that has not caught up
+ *       for {@code replica.lag.time.max.ms} leaves, one that reached the high watermark (and the start of the current
+ *       epoch) joins.
  *   <li>Requests carry the leader epoch the sender knows; an older one is fenced (FENCED_LEADER_EPOCH), a newer one
- *       is answered UNKNOWN_LEADER_EPOCH until this replica's metadata catches up.
+ *       is answered UNKNOWN_LEADER_EPOCH.
+ *   <li>When its node's metadata shows a newer epoch or another leader, the leadership is over: what waits is answered
+ *       NOT_LEADER_OR_FOLLOWER and the entity stops; so does it at sharding's {@link HandOff}.
  * </ul>
  *
  * <h2>Protocol</h2>
@@ -94,21 +100,14 @@ import java.util.Map;
  *       passes (long poll). Errors: OFFSET_OUT_OF_RANGE (below the log start offset or above the log end offset),
  *       INVALID_FETCH_SIZE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION.
  *   <li>{@link ListOffsets} → {@link ListOffsetsResponse}: earliest, latest (the high watermark), or by timestamp.
- *   <li>{@link UpdateRole} (from the replica manager); {@link DeletePartition} (from the controller) →
- *       {@link PartitionAck}; {@link DeleteRecords} (leader only; followers follow the leader's log start offset).
- *   <li>{@link GetStatus} → {@link PartitionStatus} (any replica).
+ *   <li>{@link UpdateRole} (from the replica manager); {@link DeletePartition} (from the controller, to every replica)
+ *       → {@link PartitionAck}; {@link DeleteRecords} → {@link RecordsDeleted} (followers follow the leader's log
+ *       start offset); {@link GetStatus} → {@link PartitionStatus} (any replica).
  * </ul>
- *
- * <h2>Retention</h2>
- * Every {@code log.retention.check.interval.ms} each replica drops whole index chunks from the front while the rest
- * still holds at least {@code retention.bytes} (as Kafka drops segments) and while a chunk's newest record is older
- * than {@code retention.ms}: it persists {@link LogStartOffsetAdvanced}, snapshots, then deletes the journal events
- * below (LevelDB then compacts that range and the disk space comes back).
  *
  * <p>Confinement: all state is touched only on this actor's thread. Every client request is answered exactly once.
  */
-public final class PartitionLeader
-    extends EventSourcedBehavior<PartitionLeader.Command, PartitionLeader.Event, PartitionLog> {
+public final class PartitionLeader extends PartitionReplica {
 
 
   // ------------------------------------------------------------------ protocol
@@ -280,7 +279,7 @@ public final class PartitionLeader
       long tailBytes)
       implements HotPath {}
 
-  private interface InternalCommand extends Command, akka.actor.NoSerializationVerificationNeeded {
+  interface InternalCommand extends Command, akka.actor.NoSerializationVerificationNeeded {
     @Override
     default String entityId() {
       return "";
@@ -291,26 +290,11 @@ public final class PartitionLeader
     INSTANCE
   }
 
-  private enum RetentionCheck implements InternalCommand {
-    INSTANCE
-  }
-
-  /** Every {@code tail-idle-ms}: drop the in-memory tail if nothing was appended since the last check. */
-  private enum TailIdleCheck implements InternalCommand {
-    INSTANCE
-  }
 
   private record FetchWaitExpired(long waiterId) implements InternalCommand {}
 
   private record ReplicaFetchWaitExpired(String replica, long waiterId) implements InternalCommand {}
 
-  private record ReplicaFetchReply(ReplicaFetchResponse response) implements InternalCommand {}
-
-  private record ReplicaFetchTimeout(long fetchId) implements InternalCommand {}
-
-  private enum ReplicaFetchRetry implements InternalCommand {
-    INSTANCE
-  }
 
   private enum IsrCheck implements InternalCommand {
     INSTANCE
@@ -360,29 +344,110 @@ public final class PartitionLeader
     return topic + "-" + partition;
   }
 
-  /** The persistence id name of partition logs (kept from when partitions were sharding entities). */
-  static final String PERSISTENCE_TYPE = "partition";
 
   /** The dispatcher whose threads read record batches from the journal for fetches behind the tail. */
   static final String READ_DISPATCHER = "tributary.log.read-dispatcher";
 
   /**
-   * The behavior of the local replica of partition {@code entityId}, spawned by the node's {@link ReplicaManager}.
+   * Sharding's stop message for leader entities (the hand-off of a shard whose leadership is over, or of every shard of
+   * a node that leaves): everything waiting is answered NOT_LEADER_OR_FOLLOWER and the leader stops. Local only.
+   */
+  public enum HandOff implements InternalCommand {
+    INSTANCE
+  }
+
+  /**
+   * From the node's {@link ReplicaManager}: stop once the persist in flight (if any) is done, so that the next writer
+   * of the log on this node starts after the last write of this one. Local only.
+   */
+  public enum StopReplica implements InternalCommand {
+    INSTANCE
+  }
+
+  /**
+   * Starts the leader entity it is sent to (the replica manager of the elected node sends it through the shard region,
+   * so that a leader runs, advances its high watermark and serves its followers before any client request reaches
+   * it). Not answered.
+   */
+  public record Wake(@JsonProperty("topic") String topic, @JsonProperty("partition") int partition)
+      implements Command, CborSerializable {
+    @JsonCreator
+    public Wake {}
+
+    @Override
+    public String entityId() {
+      return PartitionLeader.entityId(topic, partition);
+    }
+  }
+
+  /** The replica manager's answer to the entity's claim of the leadership. */
+  private record Claimed(ReplicaManager.ClaimResult result) implements InternalCommand {}
+
+  /** Commands a leader entity holds while it claims its leadership. */
+  private static final int CLAIM_STASH_CAPACITY = 10_000;
+
+  /**
+   * The behavior of the leader entity of partition {@code id.partitionId()} in leader epoch {@code id.leaderEpoch()},
+   * started by Cluster Sharding ({@link LeaderSharding}) on the node its coordinator allocated the shard to. It first
+   * claims the leadership from its node's {@link ReplicaManager} ({@link ReplicaManager.ClaimLeadership}), holding
+   * every command meanwhile: the manager grants it only if its metadata names this node as the leader in this epoch,
+   * and only after this node's follower of the partition (or a leader entity of an older epoch) has stopped, so that
+   * the log never has two writers on one node. Refused, the entity answers what it holds NOT_LEADER_OR_FOLLOWER
+   * without touching the journal and stops (as {@code ../shared/DESIGN.md}: a leader started where the controller did
+   * not elect it refuses to serve). Granted, it recovers the log from the journal and leads.
    *
-   * @param router the node's partition router (to reach the leader's node)
+   * @param manager the node's replica manager
    * @param controller the controller singleton's proxy (for ISR changes)
    * @param clock the time retention and replica lag compare with
    */
-  public static Behavior<Command> create(
-      String entityId,
+  static Behavior<Command> create(
+      LeaderSharding.LeaderId id,
+      ActorRef<Command> manager,
       BrokerSettings settings,
       ReplicationSettings replication,
       JournalAccess journal,
-      ActorRef<Command> router,
       ActorRef<Controller.Command> controller,
       Clock clock) {
-    return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new PartitionLeader(
-        ctx, timers, entityId, settings, replication, journal, router, controller, clock)));
+    return Behaviors.setup(ctx -> Behaviors.withStash(CLAIM_STASH_CAPACITY, stash -> {
+      ctx.ask(ReplicaManager.ClaimResult.class, manager, settings.askTimeout(),
+          replyTo -> new ReplicaManager.ClaimLeadership(id, ctx.getSelf(), replyTo),
+          (r, ex) -> new Claimed(r != null ? r
+              : new ReplicaManager.ClaimResult(null, "this node's replica manager did not answer: " + ex)));
+      return Behaviors.receive(Command.class)
+          .onMessage(Claimed.class, c -> {
+            UpdateRole role = c.result().role();
+            if (role == null) {
+              String why = "Node " + ctx.getSystem().address() + " does not lead " + id.partitionId() + " in epoch "
+                  + id.leaderEpoch() + ": " + c.result().reason();
+              ctx.getLog().debug("Leader entity {} refused: {}", ctx.getSelf().path().name(), why);
+              stash.forEach(cmd -> ReplicaManager.reject(cmd, ErrorCode.NOT_LEADER_OR_FOLLOWER, why));
+              return Behaviors.stopped();
+            }
+            return stash.unstashAll(Behaviors.withTimers(timers -> new PartitionLeader(
+                ctx, timers, id, role, settings, replication, journal, controller, clock)));
+          })
+          .onMessage(HandOff.class, m -> Behaviors.stopped())
+          .onMessage(Command.class, m -> {
+            if (stash.isFull()) {
+              ReplicaManager.reject(m, ErrorCode.NOT_LEADER_OR_FOLLOWER, "The leader of " + id.partitionId()
+                  + " is starting");
+            } else {
+              stash.stash(m);
+            }
+            return Behaviors.same();
+          })
+          .build();
+    }));
+  }
+
+  /** An entity whose id is not a leader's ({@link LeaderSharding#entityId}): refuses and stops. */
+  static Behavior<Command> refusing(String entityId) {
+    return Behaviors.receive(Command.class)
+        .onAnyMessage(cmd -> {
+          ReplicaManager.reject(cmd, ErrorCode.NOT_LEADER_OR_FOLLOWER, entityId + " is not a partition leader's id");
+          return Behaviors.stopped();
+        })
+        .build();
   }
 
   // ------------------------------------------------------------------ behavior
@@ -405,21 +470,12 @@ public final class PartitionLeader
   }
 
   private enum Role {
+    /** Before the initial role is applied, and after the leadership is over (the entity is stopping). */
     NONE,
-    LEADER,
-    FOLLOWER
+    LEADER
   }
 
-  private final ActorContext<Command> ctx;
-  private final TimerScheduler<Command> timers;
-  private final String entityId;
-  private final String topic;
-  private final int partition;
-  private final BrokerSettings settings;
-  private final JournalAccess journal;
   private java.util.concurrent.Executor readExecutor; // looked up on first use
-  private final Clock clock;
-  private final String journalPluginId;
   /**
    * Whether uncompressed batches are appended as LZ4 record batches (the journal's {@code event-compression = lz4});
    * see {@link #storedForm}.
@@ -429,67 +485,35 @@ public final class PartitionLeader
   private boolean flushScheduled;
   private final Map<Long, Waiter> waiters = new HashMap<>();
   private long nextWaiterId;
-  private long deletedToSeqNr;
-  /** The log end offset at the last {@link TailIdleCheck}; unchanged at the next one means idle. */
-  private long logEndAtLastTailCheck = -1;
-  private long journalWrites;
-  private final ReplicationSettings replication;
-  private final ActorRef<Command> router;
   private final ActorRef<Controller.Command> controller;
-  private final String self;
-  private final ActorRef<ReplicaFetchResponse> replicaFetchAdapter;
-  // role, from the replicated metadata (not journaled)
+  /** The epoch of this entity's leadership (from its entity id). */
+  private final int leaderEpoch;
+  /** The metadata the manager granted the leadership with; null once applied. */
+  private UpdateRole initialRole;
   private Role role = Role.NONE;
-  private PartitionMetadata meta;
-  private TopicConfig metaConfig;
-  // leader side
   private final Map<String, FollowerProgress> followers = new HashMap<>();
   private final java.util.ArrayDeque<ParkedAck> parkedAcks = new java.util.ArrayDeque<>();
   private final Map<String, ReplicaWaiter> replicaWaiters = new HashMap<>();
   private boolean isrChangeInFlight;
   private long nextIsrProposalMs;
-  // follower side
-  private boolean fetchInFlight;
-  private long fetchId;
-  private long fetchSentOffset = -1;
 
   private PartitionLeader(
       ActorContext<Command> ctx,
       TimerScheduler<Command> timers,
-      String entityId,
+      LeaderSharding.LeaderId id,
+      UpdateRole initialRole,
       BrokerSettings settings,
       ReplicationSettings replication,
       JournalAccess journal,
-      ActorRef<Command> router,
       ActorRef<Controller.Command> controller,
       Clock clock) {
-    super(PersistenceId.of(PERSISTENCE_TYPE, entityId));
-    this.ctx = ctx;
-    this.replication = replication;
-    this.router = router;
+    super(ctx, timers, id.topic(), id.partition(), settings, replication, journal, clock);
     this.controller = controller;
-    this.self = ctx.getSystem().address().toString();
-    this.replicaFetchAdapter = ctx.messageAdapter(ReplicaFetchResponse.class, ReplicaFetchReply::new);
-    this.timers = timers;
-    this.entityId = entityId;
-    int dash = entityId.lastIndexOf('-');
-    this.topic = dash > 0 ? entityId.substring(0, dash) : entityId;
-    this.partition = dash > 0 ? parsePartition(entityId.substring(dash + 1)) : -1;
-    this.settings = settings;
-    this.journal = journal;
-    this.clock = clock;
-    this.journalPluginId = journalPluginIdFor(entityId, settings.journalInstances());
+    this.leaderEpoch = id.leaderEpoch();
+    this.initialRole = initialRole;
     com.typesafe.config.Config config = ctx.getSystem().settings().config();
     this.compressUncompressedBatches =
         config.hasPath(journalPluginId) && TunedLeveldbJournal.lz4Events(config.getConfig(journalPluginId));
-  }
-
-  private static int parsePartition(String s) {
-    try {
-      return Integer.parseInt(s);
-    } catch (NumberFormatException e) {
-      return -1;
-    }
   }
 
   /**
@@ -509,7 +533,7 @@ public final class PartitionLeader
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
-    String prefix = PERSISTENCE_TYPE + "|"; // PersistenceId.of's separator
+    String prefix = PartitionReplica.PERSISTENCE_TYPE + "|"; // PersistenceId.of's separator
     String here = BrokerSettings.journalPluginId(index);
     for (String pid : ids.keySet()) {
       if (!pid.startsWith(prefix)) {
@@ -532,92 +556,51 @@ public final class PartitionLeader
   }
 
   @Override
-  public String journalPluginId() {
-    return journalPluginId;
+  void onRecovered(PartitionLog state) {
+    ctx.getSelf().tell(initialRole); // commands before it wait in the stash (see commandHandler)
   }
 
   @Override
-  public String snapshotPluginId() {
-    return BrokerSettings.SNAPSHOT_PLUGIN_ID;
+  void onStopped(PartitionLog state) {
+    if (role == Role.LEADER) {
+      ctx.getLog().info("Partition {}: leader of epoch {} stopped", entityId, leaderEpoch);
+    }
+    stepDown();
   }
 
   @Override
-  public PartitionLog emptyState() {
-    return new PartitionLog(settings.indexIntervalBytes(), settings.tailMaxBytes(), TailBudget.get(ctx.getSystem()));
+  void onDeleted(PartitionLog state) {
+    failParkedAcks(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    for (PendingAppend p : pending) {
+      reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          "Partition " + entityId + " was deleted"));
+    }
+    pending.clear();
+    wakeWaitersOnDelete();
+    stepDown();
+    role = Role.NONE;
+    syncIsrCheck();
   }
 
   @Override
-  public RetentionCriteria retentionCriteria() {
-    return RetentionCriteria.snapshotEvery(settings.snapshotEveryBatches(), 2);
-  }
-
-  @Override
-  public boolean shouldSnapshot(PartitionLog state, Event event, long sequenceNr) {
-    return event instanceof LogStartOffsetAdvanced || event == PartitionDeleted.INSTANCE;
-  }
-
-  @Override
-  public SnapshotAdapter<PartitionLog> snapshotAdapter() {
-    return new SnapshotAdapter<>() {
-      @Override
-      public Object toJournal(PartitionLog state) {
-        return state.toSnapshot();
-      }
-
-      @Override
-      public PartitionLog fromJournal(Object from) {
-        PartitionLog log = emptyState();
-        log.applySnapshot((PartitionSnapshot) from);
-        return log;
-      }
-    };
-  }
-
-  @Override
-  public SignalHandler<PartitionLog> signalHandler() {
-    return newSignalHandlerBuilder()
-        .onSignal(RecoveryCompleted.instance(), state -> {
-          if (state.isActive() && state.lastSeqNr() != lastSequenceNumber(ctx)) {
-            ctx.getLog().error("Partition {}: state counted {} journal events but the journal has {}", entityId,
-                state.lastSeqNr(), lastSequenceNumber(ctx));
-          }
-          timers.startTimerWithFixedDelay(RetentionCheck.INSTANCE, settings.retentionCheckInterval());
-          timers.startTimerWithFixedDelay(TailIdleCheck.INSTANCE, settings.tailIdle());
-        })
-        // the tail's bytes go back to the node's budget when this actor stops or restarts (its state is dropped)
-        .onSignal(akka.actor.typed.PostStop.instance(), PartitionLog::dropTail)
-        .onSignal(akka.actor.typed.PreRestart.instance(), PartitionLog::dropTail)
-        .onSignal(SnapshotCompleted.class, (state, done) -> {
-          long deleteTo = state.pendingDeleteToSeqNr();
-          if (deleteTo > deletedToSeqNr && done.metadata().sequenceNr() > deleteTo) {
-            deletedToSeqNr = deleteTo;
-            journal.deleteMessagesTo(journalPluginId, persistenceId().id(), deleteTo, settings.askTimeout());
-          }
-        })
-        .build();
+  void afterLogStartAdvanced(PartitionLog state) {
+    wakeWaiters(state);
   }
 
   @Override
   public CommandHandler<Command, Event, PartitionLog> commandHandler() {
-    return newCommandHandlerBuilder()
-        .forAnyState()
+    CommandHandlerBuilderByState<Command, Event, PartitionLog, PartitionLog> b =
+        newCommandHandlerBuilder().forAnyState();
+    // until the granted metadata is applied (the first UpdateRole, told to itself after recovery), commands wait
+    b.onCommand(cmd -> initialRole != null && !(cmd instanceof UpdateRole), (state, cmd) -> Effect().stash())
+        .onCommand(UpdateRole.class, this::onUpdateRole)
         .onCommand(Produce.class, this::onProduce)
         .onCommand(Flush.class, this::onFlush)
         .onCommand(Fetch.class, this::onFetch)
         .onCommand(FetchWaitExpired.class, this::onFetchWaitExpired)
         .onCommand(ListOffsets.class, this::onListOffsets)
-        .onCommand(RetentionCheck.class, this::onRetentionCheck)
-        .onCommand(TailIdleCheck.class, this::onTailIdleCheck)
-        .onCommand(ApplyRetention.class, (state, cmd) -> onRetentionCheck(state, RetentionCheck.INSTANCE))
-        .onCommand(UpdateRole.class, this::onUpdateRole)
         .onCommand(ReplicaFetch.class, this::onReplicaFetch)
         .onCommand(ReplicaFetchWaitExpired.class, this::onReplicaFetchWaitExpired)
-        .onCommand(ReplicaFetchReply.class, this::onReplicaFetchReply)
-        .onCommand(ReplicaFetchTimeout.class, this::onReplicaFetchTimeout)
-        .onCommand(ReplicaFetchRetry.class, (state, cmd) -> {
-          sendReplicaFetch(state);
-          return Effect().none();
-        })
         .onCommand(IsrCheck.class, this::onIsrCheck)
         .onCommand(IsrCheckScheduled.class, (state, cmd) -> {
           cmd.replyTo().tell(timers.isTimerActive(IsrCheck.INSTANCE));
@@ -625,10 +608,11 @@ public final class PartitionLeader
         })
         .onCommand(AckTimeoutCheck.class, this::onAckTimeoutCheck)
         .onCommand(IsrChangeDone.class, this::onIsrChangeDone)
-        .onCommand(DeletePartition.class, this::onDelete)
-        .onCommand(GetStatus.class, this::onGetStatus)
         .onCommand(DeleteRecords.class, this::onDeleteRecords)
-        .build();
+        .onCommand(HandOff.class, (state, cmd) -> Effect().stop())
+        .onCommand(Wake.class, (state, cmd) -> Effect().none());
+    commonCommands(b);
+    return b.build();
   }
 
   // --- produce
@@ -1100,103 +1084,46 @@ public final class PartitionLeader
     return new ListOffsetsResponse(req.topic(), req.partition(), ErrorCode.NONE, null, offset, -1L);
   }
 
-  // --- retention
 
-  private Effect<Event, PartitionLog> onTailIdleCheck(PartitionLog state, TailIdleCheck cmd) {
-    long end = state.logEndOffset();
-    if (end == logEndAtLastTailCheck && state.tailBytes() > 0) {
-      state.dropTail();
-    }
-    logEndAtLastTailCheck = end;
-    return Effect().none();
-  }
-
-  private Effect<Event, PartitionLog> onRetentionCheck(PartitionLog state, RetentionCheck cmd) {
-    if (!state.isActive()) {
-      return Effect().none();
-    }
-    state.producers().expire(clock.millis(), ProducerStateTable.DEFAULT_PRODUCER_ID_EXPIRATION_MS);
-    OffsetIndex index = state.index();
-    TopicConfig config = state.config();
-    int drop = 0;
-    long remaining = index.totalBytes();
-    if (config.retentionBytes() >= 0) {
-      // as Kafka: delete the oldest chunk while what remains still holds at least retention.bytes
-      while (drop < index.chunkCount() && remaining - index.chunkBytes(drop) >= config.retentionBytes()) {
-        remaining -= index.chunkBytes(drop);
-        drop++;
-      }
-    }
-    if (config.retentionMs() >= 0) {
-      long cutoff = clock.millis() - config.retentionMs();
-      while (drop < index.chunkCount() && index.chunkMaxTimestamp(drop) < cutoff) {
-        drop++;
-      }
-    }
-    if (drop == 0) {
-      return Effect().none();
-    }
-    long newStart = drop < index.chunkCount() ? index.chunkBaseOffset(drop) : state.logEndOffset();
-    long deleteTo = drop < index.chunkCount() ? index.chunkSeqNr(drop) - 1 : state.lastSeqNr();
-    ctx.getLog().debug("Partition {}: retention moves the log start offset to {}", entityId, newStart);
-    return Effect().persist(new LogStartOffsetAdvanced(newStart, deleteTo)).thenRun(this::wakeWaiters);
-  }
-
-  // --- admin
-
-  // --- roles (replication)
-
+  /**
+   * The partition's metadata from the node's replica manager (first the one the leadership was granted with). The same
+   * epoch with this node as leader: lead, with the ISR and config it gives. A newer epoch, or another leader: the
+   * leadership is over; everything waiting is answered NOT_LEADER_OR_FOLLOWER and the entity stops (the manager then
+   * starts this node's follower if it is still a replica). An older epoch is ignored.
+   */
   private Effect<Event, PartitionLog> onUpdateRole(PartitionLog state, UpdateRole cmd) {
-    if (cmd.topicState() == TopicMetadata.State.DELETING) {
-      return Effect().none(); // the controller deletes the replicas with DeletePartition
-    }
-    if (!state.isActive()) {
-      return Effect().persist(new PartitionCreated(cmd.topicId(), cmd.config(), lastSequenceNumber(ctx) + 1))
-          .thenRun(s -> applyRole(s, cmd));
-    }
-    if (!state.topicId().equals(cmd.topicId())) {
-      // a log of an older topic of the same name (deleted while this node was away): drop it, start the new one
-      long deletedAt = lastSequenceNumber(ctx) + 1;
-      return Effect().persist(List.of(PartitionDeleted.INSTANCE,
-              new PartitionCreated(cmd.topicId(), cmd.config(), deletedAt + 1)))
-          .thenRun(s -> {
-            String pid = persistenceId().id();
-            journal.deleteSnapshotsTo(BrokerSettings.SNAPSHOT_PLUGIN_ID, pid, deletedAt - 1, settings.askTimeout())
-                .thenCompose(r -> journal.deleteMessagesTo(journalPluginId, pid, deletedAt, settings.askTimeout()));
-            forgetRole(); // the new topic's leader epochs start again at 0
-            applyRole(s, cmd);
-          });
-    }
-    applyRole(state, cmd);
-    return Effect().none();
-  }
-
-  private void applyRole(PartitionLog state, UpdateRole cmd) {
+    boolean first = initialRole != null;
+    initialRole = null;
     PartitionMetadata next = cmd.meta();
-    if (meta != null && next.leaderEpoch() < meta.leaderEpoch()) {
-      return; // stale
-    }
-    PartitionMetadata prev = meta;
-    meta = next;
-    metaConfig = cmd.config();
-    boolean newEpoch = prev == null || prev.leaderEpoch() != next.leaderEpoch();
-    if (self.equals(next.leader())) {
-      if (role != Role.LEADER || newEpoch) {
-        becomeLeader(state);
-      } else {
-        if (!prev.isr().equals(next.isr())) {
-          isrChangeInFlight = false;
-        }
-        advanceHighWatermark(state);
-      }
-    } else if (next.hasLeader() && next.replicas().contains(self)) {
-      if (role != Role.FOLLOWER || newEpoch) {
-        becomeFollower(state);
-      }
-    } else if (role != Role.NONE) {
-      ctx.getLog().info("Partition {}: no role on this node in leader epoch {}", entityId, next.leaderEpoch());
+    boolean over = deleting(cmd) || next.leaderEpoch() > leaderEpoch
+        || (next.leaderEpoch() == leaderEpoch && !self.equals(next.leader()));
+    if (over) {
+      ctx.getLog().info("Partition {}: the leadership of epoch {} is over (epoch {}, leader {})", entityId,
+          leaderEpoch, next.leaderEpoch(), next.hasLeader() ? next.leader() : "none");
       stepDown();
       role = Role.NONE;
+      meta = next;
+      syncIsrCheck();
+      ctx.getSelf().tell(StopReplica.INSTANCE); // after what waits in the stash, which is answered as not leader
+      return Effect().none().thenUnstashAll();
+    }
+    if (next.leaderEpoch() < leaderEpoch) {
+      return first ? Effect().none().thenUnstashAll() : Effect().none(); // stale
+    }
+    return ensureLog(state, cmd, this::lead).thenUnstashAll();
+  }
+
+  private void lead(PartitionLog state, UpdateRole cmd) {
+    PartitionMetadata prev = meta;
+    meta = cmd.meta();
+    metaConfig = cmd.config();
+    if (role != Role.LEADER) {
+      becomeLeader(state);
+    } else {
+      if (prev != null && !prev.isr().equals(meta.isr())) {
+        isrChangeInFlight = false;
+      }
+      advanceHighWatermark(state);
     }
     syncIsrCheck();
   }
@@ -1218,18 +1145,13 @@ public final class PartitionLeader
     }
   }
 
-  /** The partition's topic is gone: no role, no metadata (stops a follower's fetching). */
-  private void forgetRole() {
-    stepDown();
-    role = Role.NONE;
-    meta = null;
-    metaConfig = null;
-    syncIsrCheck();
-  }
-
   private void becomeLeader(PartitionLog state) {
-    stepDown();
     role = Role.LEADER;
+    long handedOver = LeaderSharding.get(ctx.getSystem()).takeHighWatermark(
+        LeaderSharding.handOverKey(state.topicId(), entityId));
+    if (handedOver > state.highWatermark()) {
+      state.setHighWatermark(handedOver); // what the follower (or the leader before) knew was committed
+    }
     isrChangeInFlight = false;
     long now = clock.millis();
     for (String r : meta.replicas()) {
@@ -1244,15 +1166,7 @@ public final class PartitionLeader
     advanceHighWatermark(state);
   }
 
-  private void becomeFollower(PartitionLog state) {
-    stepDown();
-    role = Role.FOLLOWER;
-    ctx.getLog().info("Partition {}: follower of {} in epoch {} (log end offset {})", entityId, meta.leader(),
-        meta.leaderEpoch(), state.logEndOffset());
-    sendReplicaFetch(state);
-  }
-
-  /** Leaves the current role: everything waiting on it is answered NOT_LEADER_OR_FOLLOWER (clients retry). */
+  /** Leaves the leadership: everything waiting on it is answered NOT_LEADER_OR_FOLLOWER (clients retry). */
   private void stepDown() {
     failParkedAcks(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     for (PendingAppend p : pending) {
@@ -1273,9 +1187,6 @@ public final class PartitionLeader
     }
     replicaWaiters.clear();
     followers.clear();
-    fetchInFlight = false;
-    fetchId++;
-    timers.cancel(ReplicaFetchRetry.INSTANCE);
   }
 
   private String notLeaderMessage() {
@@ -1288,7 +1199,6 @@ public final class PartitionLeader
     TopicConfig c = metaConfig != null ? metaConfig : state.config();
     return c == null ? replication.minInsyncReplicas() : c.minInsyncReplicas(replication.minInsyncReplicas());
   }
-
   // --- leader: high watermark and acks=all
 
   /** HW = the smallest log end offset over the ISR (as Kafka); never moves back. Completes acks=all answers. */
@@ -1545,128 +1455,6 @@ public final class PartitionLeader
     return Effect().none();
   }
 
-  // --- follower
-
-  private void sendReplicaFetch(PartitionLog state) {
-    if (role != Role.FOLLOWER || fetchInFlight || !state.isActive()) {
-      return;
-    }
-    fetchInFlight = true;
-    long id = ++fetchId;
-    fetchSentOffset = state.logEndOffset();
-    ReplicaFetch req = new ReplicaFetch(topic, partition, self, meta.leaderEpoch(), state.logEndOffset(),
-        state.latestEpoch(), replication.replicaFetchMaxBytes(), replicaFetchAdapter);
-    router.tell(new ReplicaManager.ToReplica(meta.leader(), req));
-    timers.startSingleTimer(ReplicaFetchTimeout.class, new ReplicaFetchTimeout(id),
-        replication.replicaFetchWaitMax().plus(settings.askTimeout()));
-  }
-
-  private Effect<Event, PartitionLog> onReplicaFetchTimeout(PartitionLog state, ReplicaFetchTimeout cmd) {
-    if (cmd.fetchId() == fetchId && fetchInFlight) {
-      fetchInFlight = false;
-      sendReplicaFetch(state);
-    }
-    return Effect().none();
-  }
-
-  private void retryFetchLater() {
-    fetchInFlight = false;
-    timers.startSingleTimer(ReplicaFetchRetry.INSTANCE, ReplicaFetchRetry.INSTANCE, replication.replicaFetchBackoff());
-  }
-
-  private Effect<Event, PartitionLog> onReplicaFetchReply(PartitionLog state, ReplicaFetchReply reply) {
-    ReplicaFetchResponse r = reply.response();
-    if (role != Role.FOLLOWER || !fetchInFlight || r.leaderEpoch() != meta.leaderEpoch()
-        || r.fetchOffset() != fetchSentOffset || r.fetchOffset() != state.logEndOffset()) {
-      return Effect().none(); // stale
-    }
-    timers.cancel(ReplicaFetchTimeout.class);
-    if (r.error() == ErrorCode.OFFSET_OUT_OF_RANGE && r.logStartOffset() > state.logEndOffset()) {
-      // the leader deleted what we would fetch next: start our log at its log start offset
-      fetchInFlight = false;
-      return advanceLogStart(state, r.logStartOffset()).thenRun(s -> sendReplicaFetch(s));
-    }
-    if (r.error() != ErrorCode.NONE) {
-      if (r.error() != ErrorCode.NOT_LEADER_OR_FOLLOWER && r.error() != ErrorCode.FENCED_LEADER_EPOCH
-          && r.error() != ErrorCode.UNKNOWN_LEADER_EPOCH && r.error() != ErrorCode.REQUEST_TIMED_OUT
-          && r.error() != ErrorCode.LEADER_NOT_AVAILABLE) {
-        ctx.getLog().warn("Partition {}: fetch from leader {} failed: {}", entityId, meta.leader(), r.error());
-      }
-      retryFetchLater();
-      return Effect().none();
-    }
-    if (r.divergingEpoch() >= 0 || r.divergingEndOffset() >= 0) {
-      long[] own = state.endOffsetForEpoch(r.divergingEpoch());
-      long target = Math.min(r.divergingEndOffset(), own[1] < 0 ? state.logStartOffset() : own[1]);
-      target = Math.max(target, Math.min(state.logStartOffset(), state.logEndOffset()));
-      ctx.getLog().info("Partition {}: log diverged from leader {} (its epoch {} ends at {}); truncating from {} to {}",
-          entityId, meta.leader(), r.divergingEpoch(), r.divergingEndOffset(), state.logEndOffset(), target);
-      fetchInFlight = false;
-      if (target >= state.logEndOffset()) {
-        return Effect().none().thenRun(s -> sendReplicaFetch(s));
-      }
-      return Effect().persist(new LogTruncated(target)).thenRun(s -> sendReplicaFetch(s));
-    }
-    List<Event> events = new ArrayList<>(r.batches().size());
-    long next = state.logEndOffset();
-    for (byte[] bytes : r.batches()) {
-      RecordBatch b = RecordBatch.wrap(bytes);
-      if (b.lastOffset() < next) {
-        continue; // already have it
-      }
-      if (b.baseOffset() != next) {
-        break; // not contiguous (should not happen): fetch again from our log end
-      }
-      events.add(new RecordsAppended(bytes));
-      next = b.nextOffset();
-    }
-    fetchInFlight = false;
-    long leaderHw = r.highWatermark();
-    long leaderLogStart = r.logStartOffset();
-    if (events.isEmpty()) {
-      followerCatchUp(state, leaderHw);
-      if (leaderLogStart > state.logStartOffset() && leaderLogStart <= state.logEndOffset()) {
-        return advanceLogStart(state, leaderLogStart).thenRun(s -> sendReplicaFetch(s));
-      }
-      sendReplicaFetch(state);
-      return Effect().none();
-    }
-    journalWrites++;
-    return Effect().persist(events).thenRun(s -> {
-      followerCatchUp(s, leaderHw);
-      sendReplicaFetch(s);
-    });
-  }
-
-  private void followerCatchUp(PartitionLog state, long leaderHw) {
-    if (leaderHw > state.highWatermark()) {
-      state.setHighWatermark(leaderHw);
-    }
-  }
-
-  private Effect<Event, PartitionLog> onDelete(PartitionLog state, DeletePartition cmd) {
-    if (!state.isActive()) {
-      cmd.replyTo().tell(new PartitionAck(topic, partition, ErrorCode.NONE));
-      return Effect().none();
-    }
-    return Effect().persist(PartitionDeleted.INSTANCE).thenRun(s -> {
-      failParkedAcks(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      forgetRole(); // a topic re-created under this name starts again at leader epoch 0
-      for (PendingAppend p : pending) {
-        reply(p.request(), ProduceResponse.failed(topic, partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-            "Partition " + entityId + " was deleted"));
-      }
-      pending.clear();
-      wakeWaitersOnDelete();
-      long upTo = s.lastSeqNr();
-      String pid = persistenceId().id();
-      // snapshots first, then events: a crash in between replays to the deleted state, never to a stale snapshot
-      journal.deleteSnapshotsTo(BrokerSettings.SNAPSHOT_PLUGIN_ID, pid, upTo - 1, settings.askTimeout())
-          .thenCompose(r -> journal.deleteMessagesTo(journalPluginId, pid, upTo, settings.askTimeout()))
-          .whenComplete((r, ex) -> cmd.replyTo().tell(new PartitionAck(topic, partition, ErrorCode.NONE)));
-    });
-  }
-
   private void wakeWaitersOnDelete() {
     for (Map.Entry<Long, Waiter> e : waiters.entrySet()) {
       FetchRequest req = e.getValue().request();
@@ -1698,57 +1486,6 @@ public final class PartitionLeader
       cmd.replyTo().tell(new RecordsDeleted(topic, partition, ErrorCode.NONE, s.logStartOffset()));
       wakeWaiters(s);
     });
-  }
-
-  /** Persists a new log start offset; whole index chunks below it may leave the journal. */
-  private akka.persistence.typed.javadsl.EffectBuilder<Event, PartitionLog> advanceLogStart(
-      PartitionLog state, long newStart) {
-    OffsetIndex index = state.index();
-    long deleteTo;
-    if (newStart >= state.logEndOffset()) {
-      deleteTo = state.lastSeqNr();
-    } else {
-      int chunk = index.floorChunk(newStart);
-      deleteTo = chunk <= 0 ? 0 : index.chunkSeqNr(chunk) - 1;
-    }
-    return Effect().persist(new LogStartOffsetAdvanced(newStart, deleteTo));
-  }
-
-  private Effect<Event, PartitionLog> onGetStatus(PartitionLog state, GetStatus cmd) {
-    cmd.replyTo().tell(new PartitionStatus(topic, partition,
-        state.isActive() ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, state.logStartOffset(),
-        state.logEndOffset(), state.highWatermark(), state.leaderEpoch(), state.sizeInBytes(), journalWrites,
-        state.tailBytes()));
-    return Effect().none();
-  }
-
-  // ------------------------------------------------------------------ events
-
-  @Override
-  public EventHandler<PartitionLog, Event> eventHandler() {
-    return newEventHandlerBuilder()
-        .forAnyState()
-        .onEvent(RecordsAppended.class, (state, e) -> {
-          state.applyAppended(RecordBatch.wrap(e.batch()));
-          return state;
-        })
-        .onEvent(PartitionCreated.class, (state, e) -> {
-          state.applyCreated(e.topicId(), e.config(), e.seqNr());
-          return state;
-        })
-        .onEvent(LogStartOffsetAdvanced.class, (state, e) -> {
-          state.applyLogStartAdvanced(e.logStartOffset(), e.deleteToSeqNr());
-          return state;
-        })
-        .onEvent(LogTruncated.class, (state, e) -> {
-          state.applyTruncated(e.offset());
-          return state;
-        })
-        .onEvent(PartitionDeleted.class, (state, e) -> {
-          state.applyDeleted();
-          return state;
-        })
-        .build();
   }
 
   /** Only for tests: the classic ref of a typed actor, so that it can receive journal protocol replies. */

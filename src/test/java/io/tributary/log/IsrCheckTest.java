@@ -27,6 +27,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import static io.tributary.log.TestCluster.await;
+import static io.tributary.log.TestCluster.create;
+import static io.tributary.log.TestCluster.describe;
+import static io.tributary.log.TestCluster.produce;
+import static io.tributary.log.TestCluster.produceRetrying;
+import static io.tributary.log.TestCluster.leaderReplica;
 
 /**
  * The partition leader's ISR check ({@code PartitionLeader.onIsrCheck}, run by the timer that {@code syncIsrCheck}
@@ -42,9 +48,10 @@ import org.junit.jupiter.api.Test;
  *       factor 1, on for one of replication factor 2, and off again once that ISR has shrunk to the leader alone.
  * </ul>
  *
- * <p>How the follower stops fetching: the test stops that follower's replica actor of the one partition (a {@code
- * PoisonPill} to {@code /system/tributary-replicas/<topic>-<partition>} on the follower's node), which is the actor
- * whose fetch loop sends {@code ReplicaFetch} to the leader. Nothing else on that node changes: its replica manager,
+ * <p>How the follower stops fetching: the test pauses that follower's actor of the one partition (the package-private
+ * {@code PartitionFollower.PauseFetching} to {@code /system/tributary-replicas/<topic>-<partition>} on the follower's
+ * node), the actor whose fetch loop sends {@code ReplicaFetch} to the leader; stopping the actor would not do, as its
+ * node's replica manager starts a follower that stopped again. Nothing else on that node changes: its replica manager,
  * its replicas of the other partitions (which keep fetching) and its cluster membership go on, so the controller has
  * no reason to act (it drops a replica from ISRs only when the node becomes unreachable, leaves or shuts down in a
  * controlled way). The only way the ISR can shrink is the leader's own {@code AlterIsr} proposal from the ISR check.
@@ -57,96 +64,23 @@ import org.junit.jupiter.api.Test;
  * PartitionLeader.IsrCheckScheduled} query, sent straight to the replica that {@link LocalLeaders} lists.
  */
 class IsrCheckTest {
-  private final List<BrokerNode> nodes = new ArrayList<>();
+  private TestCluster cluster;
+  private List<BrokerNode> nodes;
 
-  /** Closes the nodes, the first (the controller) last, so that the others' controlled shutdowns find it running. */
   @AfterEach
   void stop() {
-    for (int i = nodes.size() - 1; i >= 0; i--) {
-      nodes.get(i).close();
+    if (cluster != null) {
+      cluster.close();
     }
   }
 
-  /** Starts {@code size} nodes: the first, then the others joining it at once. */
   private void startCluster(int size) {
-    Map<String, Object> o = new HashMap<>();
-    o.put("tributary.broker.replica.lag.time.max.ms", 2000);
-    o.put("tributary.broker.offsets.topic.num.partitions", 1);
-    nodes.add(TestNodes.start(TestNodes.tempDataDir(), o));
-    o.put("akka.cluster.seed-nodes", List.of(nodes.get(0).system().address().toString()));
-    List<CompletableFuture<BrokerNode>> joining = new ArrayList<>();
-    for (int i = 1; i < size; i++) {
-      joining.add(CompletableFuture.supplyAsync(() -> TestNodes.start(TestNodes.tempDataDir(), o)));
-    }
-    RuntimeException failed = null;
-    for (CompletableFuture<BrokerNode> j : joining) {
-      try {
-        nodes.add(j.join()); // every node that started is closed after the test, even if another failed
-      } catch (RuntimeException e) {
-        failed = e;
-      }
-    }
-    if (failed != null) {
-      throw failed;
-    }
-  }
-
-  private static void await(String what, BooleanSupplier condition) {
-    io.tributary.testing.Await.await(what, condition);
+    cluster = TestCluster.start(size);
+    nodes = cluster.nodes;
   }
 
   private BrokerNode node(String address) {
-    for (BrokerNode n : nodes) {
-      if (n.system().address().toString().equals(address)) {
-        return n;
-      }
-    }
-    throw new AssertionError("no node at " + address);
-  }
-
-  private static String address(BrokerNode n) {
-    return n.system().address().toString();
-  }
-
-  /** Creates {@code topic}, retrying while the controller does not see enough nodes yet. */
-  private static void create(Gw gw, String topic, int partitions, int rf, String minInsync) {
-    AdminResponse[] created = new AdminResponse[1];
-    await("topic " + topic + " created", () -> {
-      created[0] = gw.ask(r -> new AdminRequest.CreateTopic(ProtocolVersions.CURRENT, topic, partitions, (short) rf,
-          Map.of("min.insync.replicas", minInsync), r));
-      return created[0].error() != ErrorCode.INVALID_REPLICATION_FACTOR;
-    });
-    assertEquals(ErrorCode.NONE, created[0].error(), created[0].errorMessage());
-  }
-
-  private static PartitionDescription describe(BrokerNode via, String topic, int partition) {
-    AdminResponse r = new Gw(via).ask(rt -> new AdminRequest.DescribeTopics(ProtocolVersions.CURRENT, List.of(topic),
-        rt));
-    assertEquals(ErrorCode.NONE, r.error(), r.errorMessage());
-    return r.topics().get(0).partitions().get(partition);
-  }
-
-  private static CompletableFuture<ProduceResponse> produce(BrokerNode via, String topic, int partition, short acks,
-      String prefix) {
-    return new Gw(via).<ProduceResponse>askAsync(r -> new ProduceRequest(ProtocolVersions.CURRENT, topic, partition,
-        acks, 30000, Gw.batch(prefix, 10, 1000L), r)).toCompletableFuture();
-  }
-
-  /** Produces one batch of 10 records, retried while the answer is retriable (leaders still being published). */
-  private static void produceRetrying(BrokerNode via, String topic, int partition, short acks, String prefix) {
-    ProduceResponse[] r = new ProduceResponse[1];
-    await("produce to " + topic + "-" + partition, () -> {
-      r[0] = produce(via, topic, partition, acks, prefix).join();
-      return r[0].error() == ErrorCode.NONE || !r[0].error().retriable();
-    });
-    assertEquals(ErrorCode.NONE, r[0].error(), r[0].errorMessage());
-  }
-
-  /** The leader replica of {@code topic-partition} on {@code leader}, once that node lists it as a local leader. */
-  private static ActorRef<PartitionLeader.Command> leaderReplica(BrokerNode leader, String topic, int partition) {
-    await(address(leader) + " lists itself as the leader of " + topic + "-" + partition,
-        () -> LocalLeaders.get(leader.system()).leader(topic, partition) != null);
-    return LocalLeaders.get(leader.system()).leader(topic, partition);
+    return cluster.node(address);
   }
 
   /** Whether the replica's ISR check timer is active. */
@@ -156,16 +90,13 @@ class IsrCheckTest {
   }
 
   /**
-   * Stops the replica actor of {@code topic-partition} on {@code on} (its follower fetch loop with it) and waits until
-   * it is gone; the node and its other replicas keep running.
+   * Makes the follower of {@code topic-partition} on {@code on} stop fetching (a stuck fetcher: the actor keeps
+   * running); the node and its other replicas keep running.
    */
-  private static void stopReplica(BrokerNode on, String topic, int partition) {
-    String path = "/system/" + ReplicaManager.MANAGER_NAME + "/" + PartitionLeader.entityId(topic, partition);
-    akka.actor.ActorSelection replica = on.system().classicSystem().actorSelection(path);
-    replica.resolveOne(Gw.T).toCompletableFuture().join(); // fails if no replica runs there
-    replica.tell(akka.actor.PoisonPill.getInstance(), akka.actor.ActorRef.noSender());
-    await("the replica at " + path + " stopped", () -> replica.resolveOne(Gw.T).handle((ref, e) -> e != null)
-        .toCompletableFuture().join());
+  private static void stopFetching(BrokerNode on, String topic, int partition) {
+    akka.actor.ActorSelection replica = TestCluster.follower(on, topic, partition);
+    replica.resolveOne(Gw.T).toCompletableFuture().join(); // fails if no follower runs there
+    replica.tell(new PartitionFollower.PauseFetching(true), akka.actor.ActorRef.noSender());
   }
 
   /** Whether {@code viewer}'s cluster state has the node at {@code address} as an Up, reachable member. */
@@ -204,7 +135,7 @@ class IsrCheckTest {
     }
     await("the leader runs the ISR check", () -> isrCheckScheduled(leader, replica));
 
-    stopReplica(node(stopped), "ic", 0);
+    stopFetching(node(stopped), "ic", 0);
     // the leader's log end moves past the stopped follower: this acks=all write waits for it until the ISR shrinks
     CompletableFuture<ProduceResponse> waiting = produce(n0, "ic", 0, (short) -1, "b-");
     await("the stopped follower out of the ISR of ic-0", () -> describe(n0, "ic", 0).isr().size() == 2);
@@ -259,7 +190,7 @@ class IsrCheckTest {
 
     // the follower stops fetching and leaves the ISR: the leader alone again, the timer stops
     String follower = pair.replicas().get(0).equals(pair.leader()) ? pair.replicas().get(1) : pair.replicas().get(0);
-    stopReplica(node(follower), "pair", 0);
+    stopFetching(node(follower), "pair", 0);
     produceRetrying(n0, "pair", 0, (short) 1, "p-");
     await("pair-0's ISR shrunk to its leader", () -> describe(n0, "pair", 0).isr().equals(List.of(pair.leader())));
     await("the ISR check stops with the leader alone in the ISR", () -> !isrCheckScheduled(pairLeader, leading));
