@@ -285,6 +285,12 @@ final class GatewayFailover {
   private int failedThisRound;
   private ActorRef<ClientRequest> suspectAnswer;
   private long backoffMs;
+  /**
+   * The last listener that said it was closing ({@link GatewayClosing#replyTo}: its address and actor UID), or null:
+   * while it finishes telling its clients it still answers probes, and must not be taken back; the same node started
+   * again has another UID.
+   */
+  private akka.actor.ActorPath closed;
 
   /**
    * The failover actor's behavior.
@@ -341,6 +347,10 @@ final class GatewayFailover {
         giveUpCurrent("suspected: " + s.reason());
       }
     } else if (message instanceof GatewayClosing c) {
+      if (c.replyTo() != null) {
+        c.replyTo().tell(new GatewayClosing.Seen(context.getSystem().address().toString()));
+        closed = c.replyTo().path();
+      }
       if (!probing && c.gateway().equals(current.path().address().toString()) && !stopIfShuttingDown()) {
         context.getLog().warn("Tributary gateway {} is closing (its node stops); looking for another node",
             current.path());
@@ -522,6 +532,11 @@ final class GatewayFailover {
 
   private void onProbeAnswer(ProbeAnswer a) {
     if (!probing || a.round() != round) {
+      return;
+    }
+    akka.actor.ActorPath answered = a.gateway().path();
+    if (closed != null && answered.address().equals(closed.address()) && answered.uid() == closed.uid()) {
+      onProbeFailed(new ProbeFailed(a.round(), a.index())); // the closing listener, still telling its clients
       return;
     }
     if (a.index() == currentIndex && gateways.size() > 1) {

@@ -84,7 +84,7 @@ public final class ClientListener {
   /** The most client JVM addresses remembered for the closing notice (the least recently seen are forgotten). */
   static final int MAX_CLIENTS = 4096;
 
-  private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration NOTICE_TIMEOUT = Duration.ofSeconds(2);
 
   /**
    * Where the client listener binds: {@code tributary.broker.listeners}.
@@ -197,16 +197,17 @@ public final class ClientListener {
   }
 
   /**
-   * Tells every client it served that it is closing ({@link GatewayClosing}), then terminates its ActorSystem (Artery
-   * flushes the notices first). Idempotent.
+   * Tells every client it served that it is closing ({@link GatewayClosing}), waits until each has answered that it
+   * took the notice (at most {@code 2 s}: a client that has gone does not answer), then terminates its ActorSystem.
+   * Idempotent.
    *
-   * @return completes when the listener's system has terminated (at most ~{@code 10 s} for the notices)
+   * @return completes when the listener's system has terminated
    */
   public CompletionStage<Done> close() {
     CompletableFuture<Done> noticed = new CompletableFuture<>();
     door.tell(new Close(noticed));
     return noticed
-        .completeOnTimeout(Done.getInstance(), TERMINATION_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .completeOnTimeout(Done.getInstance(), NOTICE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
         .thenCompose(d -> {
           system.terminate();
           return system.getWhenTerminated();
@@ -236,6 +237,9 @@ public final class ClientListener {
     private final LogRateLimiter warnings;
     /** Client JVMs served, least recently seen first, for the closing notice. */
     private final LinkedHashMap<Address, Boolean> clients = new LinkedHashMap<>(16, 0.75f, true);
+    /** While closing: the clients told that have not answered yet ({@link GatewayClosing.Seen}). */
+    private final Set<String> unanswered = new java.util.HashSet<>();
+    private Close closing;
     private ClusterEvent.CurrentClusterState seenState;
     private Set<Address> members = Set.of();
 
@@ -264,14 +268,22 @@ public final class ClientListener {
           warn("request", "Dropped a " + request.getClass().getSimpleName() + " from a client: " + e.getMessage());
         }
       } else if (message instanceof Close close) {
-        GatewayClosing notice = new GatewayClosing(self.toString());
+        GatewayClosing notice = new GatewayClosing(self.toString(), ctx.getSelf().narrow());
         for (Address client : clients.keySet()) {
           ActorPath path = new RootActorPath(client, "/").$div("system").$div(
               GatewayClosing.CLIENT_PATH.substring("/system/".length()));
           Adapter.toClassic(ctx.getSystem()).provider().resolveActorRef(path).tell(notice, akka.actor.ActorRef.noSender());
+          unanswered.add(client.toString());
         }
         clients.clear();
-        close.done().complete(Done.getInstance());
+        closing = close;
+        if (unanswered.isEmpty()) {
+          close.done().complete(Done.getInstance());
+        }
+      } else if (message instanceof GatewayClosing.Seen seen) {
+        if (closing != null && unanswered.remove(seen.client()) && unanswered.isEmpty()) {
+          closing.done().complete(Done.getInstance());
+        }
       } else {
         warn("other", "Dropped a message of type " + (message == null ? "null" : message.getClass().getName())
             + " sent to the client listener's gateway: only client requests are accepted");
