@@ -1,7 +1,6 @@
 package io.tributary.log;
 
 import akka.actor.typed.ActorRef;
-import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.DispatcherSelector;
 import akka.actor.typed.javadsl.ActorContext;
@@ -9,16 +8,9 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.TimerScheduler;
 import akka.persistence.typed.PersistenceId;
-import akka.persistence.typed.RecoveryCompleted;
-import akka.persistence.typed.SnapshotCompleted;
 import akka.persistence.typed.javadsl.CommandHandler;
 import akka.persistence.typed.javadsl.CommandHandlerBuilderByState;
 import akka.persistence.typed.javadsl.Effect;
-import akka.persistence.typed.javadsl.EventHandler;
-import akka.persistence.typed.javadsl.EventSourcedBehavior;
-import akka.persistence.typed.javadsl.RetentionCriteria;
-import akka.persistence.typed.javadsl.SignalHandler;
-import akka.persistence.typed.SnapshotAdapter;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.tributary.broker.BrokerSettings;

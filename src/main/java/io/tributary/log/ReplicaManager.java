@@ -74,6 +74,14 @@ public final class ReplicaManager {
   /** Name of the router (a system actor). */
   public static final String ROUTER_NAME = "tributary-partitions";
 
+  /** A command to a node's router or manager rather than to one partition's replica: no entity id. */
+  public interface NodeCommand extends PartitionLeader.Command {
+    @Override
+    default String entityId() {
+      return "";
+    }
+  }
+
   /** Sends {@code command} to the replica manager of node {@code address} (an Akka address string). Local only. */
   public record ToReplica(String address, PartitionLeader.Command command)
       implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
@@ -109,53 +117,28 @@ public final class ReplicaManager {
 
   /** The node's shard region of leader entities, for the router (started after it). Local only. */
   private record UseLeaderRegion(ActorRef<ShardingEnvelope<PartitionLeader.Command>> region)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   /** From the manager to its router: the controller's snapshot, after which a topic missing is deleted. */
   private record SnapshotConfirmed(TopicsChanged topics)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   /** A follower or leader entity of partition {@code partitionId} on this node stopped. */
   private record ReplicaStopped(String partitionId, ActorRef<PartitionLeader.Command> ref)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   /** Applies the metadata of {@code topic} again (after one of its replicas stopped). */
   private record ApplyTopic(String topic)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   /**
    * The controller's push of metadata it wrote: topics (whole) and names of topics removed. Control plane (CBOR).
    */
   public record TopicsChanged(
       @JsonProperty("topics") List<TopicMetadata> topics, @JsonProperty("removed") List<String> removed)
-      implements PartitionLeader.Command, CborSerializable {
+      implements NodeCommand, CborSerializable {
     @JsonCreator
     public TopicsChanged {}
-
-    @Override
-    public String entityId() {
-      return "";
-    }
   }
 
   /**
@@ -164,57 +147,27 @@ public final class ReplicaManager {
    * @param topics every topic, whole
    */
   public record TopicsSnapshot(@JsonProperty("topics") List<TopicMetadata> topics)
-      implements PartitionLeader.Command, CborSerializable {
+      implements NodeCommand, CborSerializable {
     @JsonCreator
     public TopicsSnapshot {}
-
-    @Override
-    public String entityId() {
-      return "";
-    }
   }
 
   /** The manager asks the controller again for {@link TopicsSnapshot} if none came yet. */
-  private enum SyncRetry implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    INSTANCE;
-
-    @Override
-    public String entityId() {
-      return "";
-    }
+  private enum SyncRetry implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {
+    INSTANCE
   }
 
   private record MetadataChanged(Map<String, TopicMetadata> topics)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   private record ManagersListed(Receptionist.Listing listing)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
   private record NodeEvent(akka.cluster.ClusterEvent.ClusterDomainEvent event)
-      implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    @Override
-    public String entityId() {
-      return "";
-    }
-  }
+      implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {}
 
-  private enum Ignore implements PartitionLeader.Command, akka.actor.NoSerializationVerificationNeeded {
-    INSTANCE;
-
-    @Override
-    public String entityId() {
-      return "";
-    }
+  private enum Ignore implements NodeCommand, akka.actor.NoSerializationVerificationNeeded {
+    INSTANCE
   }
 
   // ------------------------------------------------------------------ router
