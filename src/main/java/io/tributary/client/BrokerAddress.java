@@ -100,6 +100,39 @@ record BrokerAddress(String system, String host, int port) {
     return new BrokerAddress(system, host, port);
   }
 
+  /**
+   * {@code addresses} with each entry whose host is a name preceded by the same entry at each address the name
+   * resolves to (in resolver order, duplicates left out): a node's Artery address is the host it was given
+   * (127.0.0.1 by default), and Artery drops a message addressed to {@code localhost} at a node bound as
+   * {@code 127.0.0.1}; so {@code localhost:9092} works wherever {@code 127.0.0.1:9092} does (a node bound by its name
+   * answers at the name, a second later: the client prefers the earlier entries of the list for that long). A name
+   * that does not resolve stays alone.
+   *
+   * @param addresses a parsed bootstrap list
+   * @return the list to probe, the entries of {@code addresses} in their order
+   */
+  static List<BrokerAddress> withResolvedForms(List<BrokerAddress> addresses) {
+    java.util.LinkedHashSet<BrokerAddress> out = new java.util.LinkedHashSet<>();
+    for (BrokerAddress a : addresses) {
+      if (!isLiteral(a.host())) {
+        try {
+          for (java.net.InetAddress ip : java.net.InetAddress.getAllByName(a.host())) {
+            out.add(new BrokerAddress(a.system(), ip.getHostAddress(), a.port()));
+          }
+        } catch (java.net.UnknownHostException e) {
+          // left as given: the connection attempt reports the unknown host
+        }
+      }
+      out.add(a);
+    }
+    return List.copyOf(out);
+  }
+
+  /** Whether {@code host} is an IPv4 or IPv6 address rather than a name. */
+  private static boolean isLiteral(String host) {
+    return host.indexOf(':') >= 0 || host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+  }
+
   /** The Akka address of the gateway actor on this node, {@code akka://system@host:port/system/tributary-gateway}. */
   String gatewayUri() {
     return "akka://" + system + "@" + hostPort() + GATEWAY_PATH;

@@ -168,6 +168,7 @@ public final class TributaryClient implements AutoCloseable {
             0,
             Integer.MAX_VALUE);
     refuseIfNothingListens(addresses, timeoutMs);
+    addresses = BrokerAddress.withResolvedForms(addresses);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), CLIENT_SYSTEM_NAME, clientSystemConfig());
     try {
       ActorRefResolver resolver = ActorRefResolver.get(system);

@@ -10,6 +10,20 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class BrokerAddressTest {
 
+  /** A node's Artery address is the literal it binds: a name is tried at its addresses first, then as given. */
+  @Test
+  void aHostNameIsAlsoTriedAtTheAddressesItResolvesTo() {
+    List<BrokerAddress> forms = BrokerAddress.withResolvedForms(BrokerAddress.parseList("localhost:9092,10.1.2.3:9093"));
+    assertEquals(new BrokerAddress("tributary", "localhost", 9092), forms.get(forms.size() - 2), forms.toString());
+    assertEquals(new BrokerAddress("tributary", "10.1.2.3", 9093), forms.get(forms.size() - 1), forms.toString());
+    org.junit.jupiter.api.Assertions.assertTrue(
+        forms.indexOf(new BrokerAddress("tributary", "127.0.0.1", 9092)) >= 0, forms.toString());
+    List<BrokerAddress> literals = BrokerAddress.parseList("127.0.0.1:9092,[::1]:9093");
+    assertEquals(literals, BrokerAddress.withResolvedForms(literals));
+    List<BrokerAddress> unknown = BrokerAddress.parseList("no-such-host.invalid:9092");
+    assertEquals(unknown, BrokerAddress.withResolvedForms(unknown));
+  }
+
   @Test
   void hostPortUsesTheDefaultSystemName() {
     BrokerAddress a = BrokerAddress.parse("127.0.0.1:9092");

@@ -59,6 +59,21 @@ class ClientListenerTest {
     }
   }
 
+  /** {@code localhost} works wherever {@code 127.0.0.1} does, although the node's Artery address is the latter. */
+  @Test
+  void aClientConnectsByTheNameLocalhost() throws Exception {
+    BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    try {
+      String port = node.bootstrapServer().substring(node.bootstrapServer().lastIndexOf(':') + 1);
+      try (TributaryClient client = TributaryClient.connect("localhost:" + port); Admin admin = client.admin()) {
+        admin.createTopic("by-name", 1, (short) 1, Map.of());
+        assertTrue(admin.listTopics().contains("by-name"));
+      }
+    } finally {
+      node.close();
+    }
+  }
+
   /**
    * A node's bootstrap address is its listener, not its cluster port; a client served through it learns that it
    * closes (the node stops) from the listener's notice, since it cannot death-watch the listener, and gives the node up
