@@ -77,8 +77,10 @@ import org.slf4j.LoggerFactory;
  * -1 with manual assignment). Answers of asynchronous commits are queued and their callbacks run on the application
  * thread in a later {@code poll}, {@code commitSync}, {@code commitAsync} or {@code close}.
  *
- * <p>Not thread-safe: use one consumer from one thread (as Kafka's); {@link #wakeup()} is the exception. Retriable
- * errors are retried every {@code retry.backoff.ms} inside and across polls.
+ * <p>Not thread-safe: use one consumer from one thread (as Kafka's); {@link #wakeup()} is the exception. A call
+ * from a second thread while another thread is inside a method of this consumer throws {@link
+ * java.util.ConcurrentModificationException}, as Kafka's does. Retriable errors are retried every {@code
+ * retry.backoff.ms} inside and across polls.
  */
 final class TributaryConsumer<K, V> implements Consumer<K, V> {
 
@@ -215,6 +217,34 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   /** Complete once the outcome of each pending async commit is in {@link #completedCommits}. */
   private final List<CompletableFuture<Void>> asyncCommitsInFlight = new ArrayList<>();
 
+  // the thread inside a method of this consumer, and how deep (as Kafka's KafkaConsumer.acquire)
+  private static final long NO_CURRENT_THREAD = -1L;
+  private final java.util.concurrent.atomic.AtomicLong currentThread =
+      new java.util.concurrent.atomic.AtomicLong(NO_CURRENT_THREAD);
+  private final java.util.concurrent.atomic.AtomicInteger refCount = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * Marks the calling thread as inside this consumer (re-entrant, e.g. from a rebalance listener).
+   *
+   * @throws java.util.ConcurrentModificationException if another thread is inside it
+   */
+  private void acquire() {
+    long id = Thread.currentThread().getId();
+    if (id != currentThread.get() && !currentThread.compareAndSet(NO_CURRENT_THREAD, id)) {
+      throw new java.util.ConcurrentModificationException(
+          "TributaryConsumer is not safe for multi-threaded access: thread " + Thread.currentThread().getName()
+              + " called it while another thread was inside it (use one consumer per thread; wakeup() is the only"
+              + " method for other threads)");
+    }
+    refCount.incrementAndGet();
+  }
+
+  private void release() {
+    if (refCount.decrementAndGet() == 0) {
+      currentThread.set(NO_CURRENT_THREAD);
+    }
+  }
+
   // wakeup (any thread)
   private final Object wakeLock = new Object();
   private boolean wakeupPending;
@@ -248,93 +278,123 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void assign(Collection<TopicPartition> partitions) {
-    checkOpen();
-    if (partitions == null) {
-      throw new IllegalArgumentException("Topic partition collection to assign to cannot be null");
-    }
-    if (mode == Mode.SUBSCRIBED) {
-      throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
-    }
-    if (partitions.isEmpty()) {
-      unsubscribe();
-      return;
-    }
-    Set<TopicPartition> wanted = new LinkedHashSet<>();
-    for (TopicPartition tp : partitions) {
-      if (tp == null || tp.topic() == null || tp.topic().isBlank() || tp.partition() < 0) {
-        throw new IllegalArgumentException("Invalid topic partition to assign: " + tp);
+    acquire();
+    try {
+      checkOpen();
+      if (partitions == null) {
+        throw new IllegalArgumentException("Topic partition collection to assign to cannot be null");
       }
-      wanted.add(tp);
-    }
-    maybeAutoCommitAsync();
-    assigned.keySet().retainAll(wanted);
-    for (TopicPartition tp : wanted) {
-      if (!assigned.containsKey(tp)) {
-        addPartition(tp);
+      if (mode == Mode.SUBSCRIBED) {
+        throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
       }
+      if (partitions.isEmpty()) {
+        unsubscribe();
+        return;
+      }
+      Set<TopicPartition> wanted = new LinkedHashSet<>();
+      for (TopicPartition tp : partitions) {
+        if (tp == null || tp.topic() == null || tp.topic().isBlank() || tp.partition() < 0) {
+          throw new IllegalArgumentException("Invalid topic partition to assign: " + tp);
+        }
+        wanted.add(tp);
+      }
+      maybeAutoCommitAsync();
+      assigned.keySet().retainAll(wanted);
+      for (TopicPartition tp : wanted) {
+        if (!assigned.containsKey(tp)) {
+          addPartition(tp);
+        }
+      }
+      mode = Mode.MANUAL;
+    } finally {
+      release();
     }
-    mode = Mode.MANUAL;
   }
 
   /** {@inheritDoc} An unmodifiable copy. */
   @Override
   public Set<TopicPartition> assignment() {
-    checkOpen();
-    return Collections.unmodifiableSet(new LinkedHashSet<>(assigned.keySet()));
+    acquire();
+    try {
+      checkOpen();
+      return Collections.unmodifiableSet(new LinkedHashSet<>(assigned.keySet()));
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void subscribe(Collection<String> topics) {
-    subscribe(topics, NO_OP_LISTENER);
+    acquire();
+    try {
+      subscribe(topics, NO_OP_LISTENER);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
-    checkOpen();
-    requireGroupId();
-    if (topics == null) {
-      throw new IllegalArgumentException("Topic collection to subscribe to cannot be null");
-    }
-    if (listener == null) {
-      throw new IllegalArgumentException("RebalanceListener cannot be null");
-    }
-    if (topics.isEmpty()) {
-      unsubscribe();
-      return;
-    }
-    Set<String> names = new LinkedHashSet<>();
-    for (String topic : topics) {
-      if (topic == null || topic.isBlank()) {
-        throw new IllegalArgumentException("Topic collection to subscribe to cannot contain null or empty topic");
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      if (topics == null) {
+        throw new IllegalArgumentException("Topic collection to subscribe to cannot be null");
       }
-      names.add(topic);
+      if (listener == null) {
+        throw new IllegalArgumentException("RebalanceListener cannot be null");
+      }
+      if (topics.isEmpty()) {
+        unsubscribe();
+        return;
+      }
+      Set<String> names = new LinkedHashSet<>();
+      for (String topic : topics) {
+        if (topic == null || topic.isBlank()) {
+          throw new IllegalArgumentException("Topic collection to subscribe to cannot contain null or empty topic");
+        }
+        names.add(topic);
+      }
+      if (mode == Mode.MANUAL) {
+        throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
+      }
+      subscribeInternal(List.copyOf(names), null, listener);
+    } finally {
+      release();
     }
-    if (mode == Mode.MANUAL) {
-      throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
-    }
-    subscribeInternal(List.copyOf(names), null, listener);
   }
 
   @Override
   public void subscribe(Pattern pattern) {
-    subscribe(pattern, NO_OP_LISTENER);
+    acquire();
+    try {
+      subscribe(pattern, NO_OP_LISTENER);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void subscribe(Pattern pattern, ConsumerRebalanceListener listener) {
-    checkOpen();
-    requireGroupId();
-    if (pattern == null || pattern.pattern().isEmpty()) {
-      throw new IllegalArgumentException(
-          "Topic pattern to subscribe to cannot be " + (pattern == null ? "null" : "empty"));
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      if (pattern == null || pattern.pattern().isEmpty()) {
+        throw new IllegalArgumentException(
+            "Topic pattern to subscribe to cannot be " + (pattern == null ? "null" : "empty"));
+      }
+      if (listener == null) {
+        throw new IllegalArgumentException("RebalanceListener cannot be null");
+      }
+      if (mode == Mode.MANUAL) {
+        throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
+      }
+      subscribeInternal(List.of(), pattern, listener);
+    } finally {
+      release();
     }
-    if (listener == null) {
-      throw new IllegalArgumentException("RebalanceListener cannot be null");
-    }
-    if (mode == Mode.MANUAL) {
-      throw new IllegalStateException("Subscription to topics, partitions and pattern are mutually exclusive");
-    }
-    subscribeInternal(List.of(), pattern, listener);
   }
 
   private void subscribeInternal(List<String> topics, Pattern pattern, ConsumerRebalanceListener newListener) {
@@ -374,40 +434,55 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void unsubscribe() {
-    checkOpen();
-    if (mode == Mode.SUBSCRIBED) {
-      RuntimeException failure =
-          leaveGroup(TributaryClient.saturatedAdd(Metadata.nowMs(), settings.defaultApiTimeoutMs()));
-      if (failure != null) {
-        throw failure;
+    acquire();
+    try {
+      checkOpen();
+      if (mode == Mode.SUBSCRIBED) {
+        RuntimeException failure =
+            leaveGroup(TributaryClient.saturatedAdd(Metadata.nowMs(), settings.defaultApiTimeoutMs()));
+        if (failure != null) {
+          throw failure;
+        }
+        return;
       }
-      return;
+      assigned.clear();
+      mode = Mode.NONE;
+    } finally {
+      release();
     }
-    assigned.clear();
-    mode = Mode.NONE;
   }
 
   @Override
   public Set<String> subscription() {
-    checkOpen();
-    if (mode != Mode.SUBSCRIBED) {
-      return Set.of();
+    acquire();
+    try {
+      checkOpen();
+      if (mode != Mode.SUBSCRIBED) {
+        return Set.of();
+      }
+      if (subscribedPattern == null) {
+        return Collections.unmodifiableSet(new LinkedHashSet<>(subscribedTopics));
+      }
+      Set<String> topics = new TreeSet<>();
+      for (TopicPartition tp : assigned.keySet()) {
+        topics.add(tp.topic());
+      }
+      return Collections.unmodifiableSet(topics);
+    } finally {
+      release();
     }
-    if (subscribedPattern == null) {
-      return Collections.unmodifiableSet(new LinkedHashSet<>(subscribedTopics));
-    }
-    Set<String> topics = new TreeSet<>();
-    for (TopicPartition tp : assigned.keySet()) {
-      topics.add(tp.topic());
-    }
-    return Collections.unmodifiableSet(topics);
   }
 
   @Override
   public ConsumerGroupMetadata groupMetadata() {
-    checkOpen();
-    requireGroupId();
-    return new ConsumerGroupMetadata(settings.groupId(), generation, memberId, settings.groupInstanceId());
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      return new ConsumerGroupMetadata(settings.groupId(), generation, memberId, settings.groupInstanceId());
+    } finally {
+      release();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -416,13 +491,18 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   /** {@inheritDoc} Records already fetched for the partition are dropped. */
   @Override
   public void seek(TopicPartition partition, long offset) {
-    checkOpen();
-    if (offset < 0) {
-      throw new IllegalArgumentException("seek offset must not be negative, was " + offset);
+    acquire();
+    try {
+      checkOpen();
+      if (offset < 0) {
+        throw new IllegalArgumentException("seek offset must not be negative, was " + offset);
+      }
+      PartitionState state = stateOf(partition);
+      reset(state);
+      state.position = offset;
+    } finally {
+      release();
     }
-    PartitionState state = stateOf(partition);
-    reset(state);
-    state.position = offset;
   }
 
   /**
@@ -433,7 +513,12 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void seekToBeginning(Collection<TopicPartition> partitions) {
-    seekLazily(partitions, EARLIEST);
+    acquire();
+    try {
+      seekLazily(partitions, EARLIEST);
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -444,7 +529,12 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void seekToEnd(Collection<TopicPartition> partitions) {
-    seekLazily(partitions, LATEST);
+    acquire();
+    try {
+      seekLazily(partitions, LATEST);
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -455,7 +545,12 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public long position(TopicPartition partition) {
-    return position(partition, settings.defaultApiTimeoutMs());
+    acquire();
+    try {
+      return position(partition, settings.defaultApiTimeoutMs());
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -463,11 +558,16 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public long position(TopicPartition partition, Duration timeout) {
-    Objects.requireNonNull(timeout, "timeout");
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative");
+    acquire();
+    try {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("timeout must not be negative");
+      }
+      return position(partition, toMillisSaturated(timeout));
+    } finally {
+      release();
     }
-    return position(partition, toMillisSaturated(timeout));
   }
 
   private long position(TopicPartition partition, long timeoutMs) {
@@ -506,7 +606,12 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void pause(Collection<TopicPartition> partitions) {
-    setPaused(partitions, true);
+    acquire();
+    try {
+      setPaused(partitions, true);
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -516,19 +621,29 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public void resume(Collection<TopicPartition> partitions) {
-    setPaused(partitions, false);
+    acquire();
+    try {
+      setPaused(partitions, false);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public Set<TopicPartition> paused() {
-    checkOpen();
-    Set<TopicPartition> out = new LinkedHashSet<>();
-    for (PartitionState state : assigned.values()) {
-      if (state.paused) {
-        out.add(state.tp);
+    acquire();
+    try {
+      checkOpen();
+      Set<TopicPartition> out = new LinkedHashSet<>();
+      for (PartitionState state : assigned.values()) {
+        if (state.paused) {
+          out.add(state.tp);
+        }
       }
+      return Collections.unmodifiableSet(out);
+    } finally {
+      release();
     }
-    return Collections.unmodifiableSet(out);
   }
 
   private void setPaused(Collection<TopicPartition> partitions, boolean paused) {
@@ -559,75 +674,80 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public List<ConsumerRecord<K, V>> poll(Duration timeout) {
-    checkOpen();
-    Objects.requireNonNull(timeout, "timeout");
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative");
-    }
-    if (mode == Mode.NONE) {
-      throw new IllegalStateException("Consumer is not subscribed to any topics or assigned any partitions");
-    }
-    pollTimer.touch();
-    maybeThrowWakeup();
-    runCompletedCommitCallbacks();
-    if (mode == Mode.SUBSCRIBED && rejoinOnNextPoll) {
-      rejoinOnNextPoll = false;
-      member.tell(new GroupMember.Rejoin(ownedRefs()));
-    }
-    long start = Metadata.nowMs();
-    long deadline = TributaryClient.saturatedAdd(start, toMillisSaturated(timeout));
-    for (PartitionState state : assigned.values()) {
-      state.unknownThisPoll = false;
-      state.answeredThisPoll = false;
-    }
-    boolean autoCommitChecked = false;
-    while (true) {
+    acquire();
+    try {
+      checkOpen();
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("timeout must not be negative");
+      }
+      if (mode == Mode.NONE) {
+        throw new IllegalStateException("Consumer is not subscribed to any topics or assigned any partitions");
+      }
       pollTimer.touch();
-      Completion completion;
-      while ((completion = completions.poll()) != null) {
-        handle(completion);
+      maybeThrowWakeup();
+      runCompletedCommitCallbacks();
+      if (mode == Mode.SUBSCRIBED && rejoinOnNextPoll) {
+        rejoinOnNextPoll = false;
+        member.tell(new GroupMember.Rejoin(ownedRefs()));
       }
-      if (!autoCommitChecked) {
-        autoCommitChecked = true; // after the pending assignment changes: commit with the current generation
-        maybeAutoCommitAsync();
+      long start = Metadata.nowMs();
+      long deadline = TributaryClient.saturatedAdd(start, toMillisSaturated(timeout));
+      for (PartitionState state : assigned.values()) {
+        state.unknownThisPoll = false;
+        state.answeredThisPoll = false;
       }
-      List<ConsumerRecord<K, V>> records = collect();
-      if (!records.isEmpty()) {
-        try {
-          sendRequests(deadline); // fetch ahead while the caller processes these
-        } catch (TributaryException e) {
-          // not lost: the same condition throws from the next poll
+      boolean autoCommitChecked = false;
+      while (true) {
+        pollTimer.touch();
+        Completion completion;
+        while ((completion = completions.poll()) != null) {
+          handle(completion);
         }
-        return records;
+        if (!autoCommitChecked) {
+          autoCommitChecked = true; // after the pending assignment changes: commit with the current generation
+          maybeAutoCommitAsync();
+        }
+        List<ConsumerRecord<K, V>> records = collect();
+        if (!records.isEmpty()) {
+          try {
+            sendRequests(deadline); // fetch ahead while the caller processes these
+          } catch (TributaryException e) {
+            // not lost: the same condition throws from the next poll
+          }
+          return records;
+        }
+        long nextRetry = sendRequests(deadline);
+        long now = Metadata.nowMs();
+        if (now >= deadline) {
+          break;
+        }
+        long wait = Math.min(deadline, nextRetry) - now;
+        pollTimer.waiting(true);
+        try {
+          completion = completions.poll(Math.max(0, wait), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted in poll()", e);
+        } finally {
+          pollTimer.waiting(false);
+        }
+        if (completion != null) {
+          handle(completion);
+        }
       }
-      long nextRetry = sendRequests(deadline);
-      long now = Metadata.nowMs();
-      if (now >= deadline) {
-        break;
+      for (PartitionState state : assigned.values()) {
+        if (state.unknownThisPoll && !state.answeredThisPoll) {
+          throw new TributaryException(
+              ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+              "Topic " + state.tp.topic() + " or its partition " + state.tp.partition()
+                  + " does not exist (retried for " + toMillisSaturated(timeout) + " ms)");
+        }
       }
-      long wait = Math.min(deadline, nextRetry) - now;
-      pollTimer.waiting(true);
-      try {
-        completion = completions.poll(Math.max(0, wait), TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "interrupted in poll()", e);
-      } finally {
-        pollTimer.waiting(false);
-      }
-      if (completion != null) {
-        handle(completion);
-      }
+      return List.of();
+    } finally {
+      release();
     }
-    for (PartitionState state : assigned.values()) {
-      if (state.unknownThisPoll && !state.answeredThisPoll) {
-        throw new TributaryException(
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-            "Topic " + state.tp.topic() + " or its partition " + state.tp.partition() + " does not exist (retried for "
-                + toMillisSaturated(timeout) + " ms)");
-      }
-    }
-    return List.of();
   }
 
   /** {@inheritDoc} Thread-safe. */
@@ -643,29 +763,49 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
   /** {@inheritDoc} Blocks up to {@code default.api.timeout.ms}. */
   @Override
   public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
-    checkOpen();
-    return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, settings.defaultApiTimeoutMs());
+    acquire();
+    try {
+      checkOpen();
+      return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, settings.defaultApiTimeoutMs());
+    } finally {
+      release();
+    }
   }
 
   /** {@inheritDoc} */
   @Override
   public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions, Duration timeout) {
-    checkOpen();
-    return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, toMillisSaturated(timeout));
+    acquire();
+    try {
+      checkOpen();
+      return listOffsets(partitions, ListOffsetsRequest.EARLIEST_TIMESTAMP, toMillisSaturated(timeout));
+    } finally {
+      release();
+    }
   }
 
   /** {@inheritDoc} */
   @Override
   public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout) {
-    checkOpen();
-    return listOffsets(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, toMillisSaturated(timeout));
+    acquire();
+    try {
+      checkOpen();
+      return listOffsets(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, toMillisSaturated(timeout));
+    } finally {
+      release();
+    }
   }
 
   /** {@inheritDoc} Blocks up to {@code default.api.timeout.ms}. */
   @Override
   public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
-    checkOpen();
-    return listOffsets(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, settings.defaultApiTimeoutMs());
+    acquire();
+    try {
+      checkOpen();
+      return listOffsets(partitions, ListOffsetsRequest.LATEST_TIMESTAMP, settings.defaultApiTimeoutMs());
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -675,8 +815,13 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
    */
   @Override
   public int partitionsFor(String topic) {
-    checkOpen();
-    return metadata.partitionCount(topic, settings.defaultApiTimeoutMs());
+    acquire();
+    try {
+      checkOpen();
+      return metadata.partitionCount(topic, settings.defaultApiTimeoutMs());
+    } finally {
+      release();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -684,67 +829,112 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
 
   @Override
   public void commitSync() {
-    commitSync(Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    acquire();
+    try {
+      commitSync(Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitSync(Duration timeout) {
-    checkOpen();
-    requireGroupId();
-    Objects.requireNonNull(timeout, "timeout");
-    maybeThrowWakeup();
-    commitSyncInternal(allConsumed(), toMillisSaturated(timeout), true);
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      Objects.requireNonNull(timeout, "timeout");
+      maybeThrowWakeup();
+      commitSyncInternal(allConsumed(), toMillisSaturated(timeout), true);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-    commitSync(offsets, Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    acquire();
+    try {
+      commitSync(offsets, Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets, Duration timeout) {
-    checkOpen();
-    requireGroupId();
-    Map<TopicPartition, OffsetAndMetadata> copy = copyOffsets(offsets);
-    Objects.requireNonNull(timeout, "timeout");
-    maybeThrowWakeup();
-    commitSyncInternal(copy, toMillisSaturated(timeout), true);
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      Map<TopicPartition, OffsetAndMetadata> copy = copyOffsets(offsets);
+      Objects.requireNonNull(timeout, "timeout");
+      maybeThrowWakeup();
+      commitSyncInternal(copy, toMillisSaturated(timeout), true);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitAsync() {
-    commitAsync(null);
+    acquire();
+    try {
+      commitAsync(null);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitAsync(OffsetCommitCallback callback) {
-    checkOpen();
-    requireGroupId();
-    commitAsyncInternal(allConsumed(), callback);
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      commitAsyncInternal(allConsumed(), callback);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
-    checkOpen();
-    requireGroupId();
-    commitAsyncInternal(copyOffsets(offsets), callback);
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      commitAsyncInternal(copyOffsets(offsets), callback);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
-    return committed(partitions, Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    acquire();
+    try {
+      return committed(partitions, Duration.ofMillis(settings.defaultApiTimeoutMs()));
+    } finally {
+      release();
+    }
   }
 
   @Override
   public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions, Duration timeout) {
-    checkOpen();
-    requireGroupId();
-    if (partitions == null) {
-      throw new IllegalArgumentException("Topic partition set cannot be null");
+    acquire();
+    try {
+      checkOpen();
+      requireGroupId();
+      if (partitions == null) {
+        throw new IllegalArgumentException("Topic partition set cannot be null");
+      }
+      Objects.requireNonNull(timeout, "timeout");
+      maybeThrowWakeup();
+      return fetchCommitted(List.copyOf(partitions), toMillisSaturated(timeout));
+    } finally {
+      release();
     }
-    Objects.requireNonNull(timeout, "timeout");
-    maybeThrowWakeup();
-    return fetchCommitted(List.copyOf(partitions), toMillisSaturated(timeout));
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -752,47 +942,57 @@ final class TributaryConsumer<K, V> implements Consumer<K, V> {
 
   @Override
   public void close() {
-    close(DEFAULT_CLOSE_TIMEOUT);
+    acquire();
+    try {
+      close(DEFAULT_CLOSE_TIMEOUT);
+    } finally {
+      release();
+    }
   }
 
   @Override
   public void close(Duration timeout) {
-    Objects.requireNonNull(timeout, "timeout");
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative");
-    }
-    if (closed) {
-      return;
-    }
-    long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), toMillisSaturated(timeout));
-    closeDeadline = deadline;
-    RuntimeException failure = null;
+    acquire();
     try {
-      if (mode == Mode.SUBSCRIBED) {
-        failure = leaveGroup(deadline);
-      } else if (mode == Mode.MANUAL && autoCommit()) {
-        commitQuietly(movedPositions(assigned.keySet()), deadline, "on close");
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("timeout must not be negative");
       }
-      awaitAsyncCommits(deadline, false);
+      if (closed) {
+        return;
+      }
+      long deadline = TributaryClient.saturatedAdd(Metadata.nowMs(), toMillisSaturated(timeout));
+      closeDeadline = deadline;
+      RuntimeException failure = null;
       try {
-        runCompletedCommitCallbacks();
-      } catch (RuntimeException e) {
-        failure = failure == null ? e : failure;
+        if (mode == Mode.SUBSCRIBED) {
+          failure = leaveGroup(deadline);
+        } else if (mode == Mode.MANUAL && autoCommit()) {
+          commitQuietly(movedPositions(assigned.keySet()), deadline, "on close");
+        }
+        awaitAsyncCommits(deadline, false);
+        try {
+          runCompletedCommitCallbacks();
+        } catch (RuntimeException e) {
+          failure = failure == null ? e : failure;
+        }
+      } finally {
+        closed = true;
+        if (member != null) {
+          member.tell(new GroupMember.Leave(false, new CompletableFuture<>()));
+          member = null;
+        }
+        mode = Mode.NONE;
+        assigned.clear();
+        completions.clear();
+        completedCommits.clear();
+        client.unregister(this);
+      }
+      if (failure != null) {
+        throw failure;
       }
     } finally {
-      closed = true;
-      if (member != null) {
-        member.tell(new GroupMember.Leave(false, new CompletableFuture<>()));
-        member = null;
-      }
-      mode = Mode.NONE;
-      assigned.clear();
-      completions.clear();
-      completedCommits.clear();
-      client.unregister(this);
-    }
-    if (failure != null) {
-      throw failure;
+      release();
     }
   }
 

@@ -430,6 +430,51 @@ class ConsumerGroupTest {
     }
   }
 
+  /**
+   * As Kafka's: a second thread that calls the consumer while the application thread is inside it (here: inside poll,
+   * which runs an async commit's callback) gets ConcurrentModificationException; the application thread itself may
+   * call it again from the callback, and once poll has returned another thread may use it.
+   */
+  @Test
+  void aSecondThreadInsideTheConsumerGetsConcurrentModificationException() throws Exception {
+    Setup s = setup();
+    s.fake().createTopic("threads", 1);
+    String group = newGroup();
+    TopicPartition tp = new TopicPartition("threads", 0);
+    try (TributaryClient client = s.client()) {
+      Consumer<String, String> consumer = consumer(client, config(group));
+      consumer.assign(List.of(tp));
+      List<Throwable> fromOtherThread = Collections.synchronizedList(new ArrayList<>());
+      List<Object> fromCallbackThread = Collections.synchronizedList(new ArrayList<>());
+      consumer.commitAsync(Map.of(tp, new OffsetAndMetadata(0)), (offsets, exception) -> {
+        fromCallbackThread.add(consumer.assignment()); // re-entrant on the application thread
+        Thread other = new Thread(() -> {
+          try {
+            consumer.assignment();
+            fromOtherThread.add(null);
+          } catch (Throwable t) {
+            fromOtherThread.add(t);
+          }
+        });
+        other.start();
+        try {
+          other.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      pollUntil(consumer, () -> !fromOtherThread.isEmpty());
+      assertEquals(List.of(Set.of(tp)), fromCallbackThread);
+      Throwable t = fromOtherThread.get(0);
+      assertTrue(t instanceof java.util.ConcurrentModificationException, String.valueOf(t));
+      assertTrue(t.getMessage().contains("not safe for multi-threaded access"), t.getMessage());
+
+      java.util.concurrent.CompletableFuture<Set<TopicPartition>> later =
+          java.util.concurrent.CompletableFuture.supplyAsync(consumer::assignment);
+      assertEquals(Set.of(tp), later.get(10, java.util.concurrent.TimeUnit.SECONDS), "nobody inside it any more");
+    }
+  }
+
   @Test
   void autoCommitCommitsRevokedPositionsWithTheNewGenerationBeforeTheListenerRuns() {
     Setup s = setup();
