@@ -113,7 +113,8 @@ public final class Tributary implements Extension {
     this.groupCoordinator = GroupCoordinator.init(system, settings, GroupSettings.create(system.settings().config()),
         partitions, controller);
     this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator,
-            replication.metadataWriteTimeout().multipliedBy(2)), Gateway.NAME,
+            replication.metadataWriteTimeout().multipliedBy(2),
+            system.settings().config().getDuration("tributary.join-timeout")), Gateway.NAME,
         Props.empty());
     ClientListener.Settings listenerSettings = ClientListener.Settings.create(system.settings().config());
     this.listener = listenerSettings == null ? null : ClientListener.start(system, gateway, listenerSettings);

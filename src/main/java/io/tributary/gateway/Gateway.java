@@ -82,8 +82,27 @@ public final class Gateway {
       ActorRef<Controller.Command> controller,
       ActorRef<GroupCoordinator.Command> groups,
       Duration controllerTimeout) {
+    return create(partitions, controller, groups, controllerTimeout, DEFAULT_JOIN_TIMEOUT);
+  }
+
+  /** Default of {@code tributary.join-timeout}. */
+  public static final Duration DEFAULT_JOIN_TIMEOUT = Duration.ofSeconds(20);
+
+  /**
+   * The gateway behavior, routing to {@code partitions} and {@code controller}; an admin request the controller does
+   * not answer within {@code controllerTimeout} is answered REQUEST_TIMED_OUT; once {@code joinTimeout} has passed
+   * since the gateway started without this node joining a cluster, admin and group requests are answered
+   * BROKER_NOT_AVAILABLE at once, with a message that names seed nodes and joining ({@code tributary.join-timeout}).
+   */
+  public static Behavior<ClientRequest> create(
+      ActorRef<PartitionLeader.Command> partitions,
+      ActorRef<Controller.Command> controller,
+      ActorRef<GroupCoordinator.Command> groups,
+      Duration controllerTimeout,
+      Duration joinTimeout) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       LocalLeaders leaders = LocalLeaders.get(ctx.getSystem());
+      JoinCheck join = JoinCheck.create(ctx.getSystem(), joinTimeout);
       ProduceGathering gathering = new ProduceGathering(ctx.messageAdapter(ProduceResponse.class, Gathered::new));
       return Behaviors.receive(ClientRequest.class)
           .onMessage(ProduceRequest.class, r -> {
@@ -126,7 +145,10 @@ public final class Gateway {
             return Behaviors.same();
           })
           .onMessage(GroupProtocol.GroupRequest.class, r -> {
-            if (r instanceof GroupProtocol.JoinGroup || r.replyTo() == null) {
+            String refusal = join == null || r.replyTo() == null ? null : join.refusal();
+            if (refusal != null) {
+              GroupProtocol.fail(r, ErrorCode.BROKER_NOT_AVAILABLE, refusal);
+            } else if (r instanceof GroupProtocol.JoinGroup || r.replyTo() == null) {
               // a join is answered when its rebalance completes (up to the member's rebalance timeout), an
               // assignment ack not at all: both go straight to the coordinator, which checks the version
               groups.tell(new GroupCoordinator.Request(r));
@@ -138,8 +160,13 @@ public final class Gateway {
           .onMessage(AdminRequest.class, r -> {
             if (!ProtocolVersions.isSupported(r.version())) {
               replyAdmin(r, AdminResponse.failed(ErrorCode.UNSUPPORTED_VERSION, unsupported(r.version())));
+            } else if (join != null && join.refusal() != null) {
+              replyAdmin(r, AdminResponse.failed(ErrorCode.BROKER_NOT_AVAILABLE, join.refusal()));
             } else {
-              ctx.spawnAnonymous(forwardAdmin(controller, r, controllerTimeout));
+              // a node that has not joined yet gets until the join timeout, then says why it cannot serve
+              Duration wait = join == null || join.joined() ? controllerTimeout
+                  : join.remaining().compareTo(controllerTimeout) < 0 ? join.remaining() : controllerTimeout;
+              ctx.spawnAnonymous(forwardAdmin(controller, r, wait, join));
             }
             return Behaviors.same();
           })
@@ -276,12 +303,16 @@ public final class Gateway {
 
   /** {@link #forward} of an admin request to the controller; REQUEST_TIMED_OUT (the admin client retries it). */
   private static Behavior<Object> forwardAdmin(
-      ActorRef<Controller.Command> controller, AdminRequest r, Duration timeout) {
+      ActorRef<Controller.Command> controller, AdminRequest r, Duration timeout, JoinCheck join) {
     return forward(
         self -> controller.tell(new Controller.Admin(r.withReplyTo(self.narrow()))),
         answer -> replyAdmin(r, (AdminResponse) answer),
-        () -> replyAdmin(r, AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
-            + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry")),
+        () -> {
+          String refusal = join == null ? null : join.refusal();
+          replyAdmin(r, refusal != null ? AdminResponse.failed(ErrorCode.BROKER_NOT_AVAILABLE, refusal)
+              : AdminResponse.failed(ErrorCode.REQUEST_TIMED_OUT, "The controller did not answer within "
+                  + timeout.toMillis() + " ms (it may be moving to another node after a node failure); retry"));
+        },
         timeout);
   }
 

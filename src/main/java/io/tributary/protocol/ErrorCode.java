@@ -105,6 +105,11 @@ public enum ErrorCode {
    * so it cannot say where the log ends; retry shortly (as Kafka's KIP-207).
    */
   OFFSET_NOT_AVAILABLE(78, true, "the leader's high watermark is not known yet after a leader change"),
+  /**
+   * The node does not serve: it has not joined a cluster (no seed nodes configured, none reachable, or never told to
+   * join). Not retriable: the message says what to configure. (Kafka's BROKER_NOT_AVAILABLE.)
+   */
+  BROKER_NOT_AVAILABLE(8, false, "the broker is not available: it has not joined a cluster"),
   /** The local log storage failed. */
   KAFKA_STORAGE_ERROR(56, true, "the broker's log storage failed");
 
