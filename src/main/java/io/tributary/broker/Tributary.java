@@ -29,7 +29,7 @@ import java.nio.file.Files;
  * the node the controller elected, {@link PartitionLeader}, {@link io.tributary.log.LeaderSharding}) and the replica
  * manager that hosts this node's followers ({@link ReplicaManager}), the {@link Controller} and {@link
  * GroupCoordinator} singletons, the node's
- * {@link Gateway} at {@code /system/tributary-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
+ * {@link Gateway} at {@code /system/tributary-node-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
  * HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
  * TributaryClient.connect("host:port")}), apart from the cluster's own port, which only members use. The application
  * itself uses {@link #client()}.
@@ -114,7 +114,7 @@ public final class Tributary implements Extension {
         partitions, controller);
     this.gateway = system.systemActorOf(Gateway.create(partitions, controller, groupCoordinator,
             replication.metadataWriteTimeout().multipliedBy(2),
-            system.settings().config().getDuration("tributary.join-timeout")), Gateway.NAME,
+            system.settings().config().getDuration("tributary.join-timeout")), Gateway.NODE_NAME,
         Props.empty());
     ClientListener.Settings listenerSettings = ClientListener.Settings.create(system.settings().config());
     this.listener = listenerSettings == null ? null : ClientListener.start(system, gateway, listenerSettings);

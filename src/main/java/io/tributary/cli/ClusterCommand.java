@@ -34,8 +34,9 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "cluster",
     description = {
-      "Run a local multi-node cluster: several broker JVMs on 127.0.0.1, one port and data dir each"
-          + " (node I on port P+I-1, data in D/node-I), seed nodes wired, the Split Brain Resolver (keep-majority) on.",
+      "Run a local multi-node cluster: several broker JVMs on 127.0.0.1, two ports and a data dir each"
+          + " (node I's client listener on port P+I-1, its cluster port P+I+99, data in D/node-I), seed nodes wired,"
+          + " the Split Brain Resolver (keep-majority) on.",
       "Process ids are kept in D/node-I/pid and only those processes are ever signalled.",
       "",
       "Create topics with --replication-factor 3 to survive a node failure; give clients every node's address."

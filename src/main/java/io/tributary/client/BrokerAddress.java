@@ -18,8 +18,11 @@ record BrokerAddress(String system, String host, int port) {
   /** The ActorSystem name of a broker node when the address does not give one. */
   static final String DEFAULT_SYSTEM = "tributary";
 
-  /** The path of the gateway actor on every node. */
+  /** The path of the gateway actor (a node's client listener's door) on every node. */
   static final String GATEWAY_PATH = "/system/tributary-gateway";
+
+  /** The path of a node's own gateway on its cluster port, where clients are not served. */
+  static final String NODE_GATEWAY_PATH = "/system/tributary-node-gateway";
 
   /**
    * Parses a comma-separated bootstrap list.
@@ -136,6 +139,11 @@ record BrokerAddress(String system, String host, int port) {
   /** The Akka address of the gateway actor on this node, {@code akka://system@host:port/system/tributary-gateway}. */
   String gatewayUri() {
     return "akka://" + system + "@" + hostPort() + GATEWAY_PATH;
+  }
+
+  /** The Akka address of the node's own gateway if this address is a node's cluster port. */
+  String nodeGatewayUri() {
+    return "akka://" + system + "@" + hostPort() + NODE_GATEWAY_PATH;
   }
 
   /** {@code host:port} (IPv6 in brackets), for messages. */

@@ -653,6 +653,13 @@ public final class TributaryClient implements AutoCloseable {
       if (timedOut && System.nanoTime() - deadline < 0) {
         continue; // something listens: ask again
       }
+      String clusterPorts = clusterPortsAmong(system, addresses);
+      if (clusterPorts != null) {
+        throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary client listener at " + where + ": "
+            + clusterPorts + " is the cluster port of a Tributary node, which only cluster members use; give the"
+            + " node's client listener instead (tributary.broker.listeners; bin/tributary server --port, by default"
+            + " 100 below the cluster port)");
+      }
       // connect() got here only after an address accepted a TCP connection: with one address, that one did
       String why = addresses.size() == 1
           ? ": something accepts connections there, but it is not a Tributary broker, or not a ready one"
@@ -661,6 +668,31 @@ public final class TributaryClient implements AutoCloseable {
       String when = timedOut ? " within " + ClientConfig.REQUEST_TIMEOUT_MS + "=" + timeoutMs + " ms" : "";
       throw new TributaryException(ErrorCode.NETWORK_EXCEPTION, "No Tributary broker answered at " + where + when + why);
     }
+  }
+
+  /**
+   * The addresses among {@code addresses} where a node's own gateway answers Identify (a cluster port, not a client
+   * listener), comma-separated, or null if none does within a second.
+   */
+  private static String clusterPortsAmong(ActorSystem<?> system, List<BrokerAddress> addresses) {
+    ActorRefResolver resolver = ActorRefResolver.get(system);
+    List<String> found = new ArrayList<>();
+    for (BrokerAddress a : addresses) {
+      try {
+        Object answer = akka.pattern.Patterns.ask(
+            akka.actor.typed.javadsl.Adapter.toClassic(resolver.resolveActorRef(a.nodeGatewayUri())),
+            new akka.actor.Identify(0), Duration.ofSeconds(1)).toCompletableFuture().get(2, TimeUnit.SECONDS);
+        if (answer instanceof akka.actor.ActorIdentity id && id.getActorRef().isPresent()) {
+          found.add(a.hostPort());
+        }
+      } catch (ExecutionException | TimeoutException e) {
+        // no answer: not a cluster port (or not reachable)
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      }
+    }
+    return found.isEmpty() ? null : String.join(", ", found);
   }
 
   /** Whether a plain TCP connect to one of {@code addresses} succeeds. */

@@ -55,10 +55,21 @@ import java.util.Set;
  * <p>One per node; its only state is the multi-partition produce requests in flight ({@link ProduceGathering}).
  */
 public final class Gateway {
-  /** Actor name under {@code /system}. */
+  /**
+   * Actor name under {@code /system} of the client listener's door ({@link ClientListener}): what clients look for at
+   * a bootstrap address.
+   */
   public static final String NAME = "tributary-gateway";
-  /** Path of the gateway on every node. */
+  /** Path of the client listener's door, {@code /system/tributary-gateway}. */
   public static final String PATH = "/system/" + NAME;
+  /**
+   * Actor name under {@code /system} of the node's own gateway, in the node's ActorSystem (cluster port). Another name
+   * than the door's, so that a client given a cluster port finds no gateway there and is told so, instead of being
+   * served past the client listener.
+   */
+  public static final String NODE_NAME = "tributary-node-gateway";
+  /** Path of the node's own gateway, {@code /system/tributary-node-gateway}. */
+  public static final String NODE_PATH = "/system/" + NODE_NAME;
 
   private Gateway() {}
 

@@ -59,6 +59,25 @@ class ClientListenerTest {
     }
   }
 
+  /**
+   * A node's cluster port given as a bootstrap server: no gateway for clients answers there (the node's own has
+   * another name), and the client says that it is a cluster port and what to give instead.
+   */
+  @Test
+  void aClientGivenTheClusterPortIsToldToUseTheClientListener() throws Exception {
+    BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    try {
+      TributaryException e = assertThrows(TributaryException.class,
+          () -> TributaryClient.connect(node.clusterAddress(), Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 20_000)));
+      assertEquals(io.tributary.protocol.ErrorCode.NETWORK_EXCEPTION, e.errorCode());
+      assertTrue(e.getMessage().contains(node.clusterAddress() + " is the cluster port of a Tributary node"),
+          e.getMessage());
+      assertTrue(e.getMessage().contains("client listener"), e.getMessage());
+    } finally {
+      node.close();
+    }
+  }
+
   /** {@code localhost} works wherever {@code 127.0.0.1} does, although the node's Artery address is the latter. */
   @Test
   void aClientConnectsByTheNameLocalhost() throws Exception {
