@@ -61,6 +61,7 @@ public final class HostileClientMain {
       "/system/ddataReplicator",
       "/system/tributary-replicas",
       "/system/tributary-partitions",
+      "/system/tributary-node-gateway",
       "/system/receptionist",
       "/system/remote-watcher",
       "/system/sharding",
