@@ -422,8 +422,8 @@ final class ConsumeCommand implements Callable<Integer> {
     List<TopicPartition> result = new ArrayList<>();
     if (partition != null) {
       if (partition >= count) {
-        throw new CliException("Partition " + partition + " does not exist: topic " + topic + " has " + count
-            + (count == 1 ? " partition" : " partitions"));
+        throw new TributaryException(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "Partition " + partition
+            + " does not exist: topic " + topic + " has " + count + (count == 1 ? " partition" : " partitions"));
       }
       result.add(new TopicPartition(topic, partition));
     } else {

@@ -359,7 +359,7 @@ class CliRoundTripTest {
     Run missing = run("consume", "--bootstrap-server", bootstrap, "--topic", "single", "--partition", "5",
         "--timeout-ms", "100");
     assertEquals(Main.EXIT_FAILURE, missing.exitCode());
-    assertTrue(missing.err().contains("Partition 5 does not exist"), missing.err());
+    assertTrue(missing.err().contains("UNKNOWN_TOPIC_OR_PARTITION: Partition 5 does not exist"), missing.err());
   }
 
   @Test
