@@ -90,10 +90,22 @@ class LeaderShardingTest {
       BrokerNode third = c.nodes.stream().filter(n -> n != null && n != leader1).findFirst().orElseThrow();
       akka.actor.ActorRef followerRef = follower(third, "sh", 0).resolveOne(Gw.T).toCompletableFuture().join();
       String stale = LeaderSharding.entityId("sh", 0, p.leaderEpoch(), t.topicId());
-      ListOffsetsResponse refused = ClusterSharding.get(third.system()).entityRefFor(LeaderSharding.KEY, stale)
-          .<ListOffsetsResponse>ask(replyTo -> new PartitionLeader.ListOffsets(new ListOffsetsRequest(
-              ProtocolVersions.CURRENT, "sh", 0, ListOffsetsRequest.LATEST_TIMESTAMP, replyTo)), Gw.T)
-          .toCompletableFuture().join();
+      // asked again while unanswered: until the coordinator has taken the left node's region out, the old shard's
+      // home can still be that region, and a message sent there is lost (clients retry the same way)
+      ListOffsetsResponse refused = null;
+      long deadline = System.nanoTime() + Gw.T.toNanos();
+      while (refused == null) {
+        try {
+          refused = ClusterSharding.get(third.system()).entityRefFor(LeaderSharding.KEY, stale)
+              .<ListOffsetsResponse>ask(replyTo -> new PartitionLeader.ListOffsets(new ListOffsetsRequest(
+                  ProtocolVersions.CURRENT, "sh", 0, ListOffsetsRequest.LATEST_TIMESTAMP, replyTo)),
+                  java.time.Duration.ofSeconds(3))
+              .toCompletableFuture().join();
+        } catch (java.util.concurrent.CompletionException e) {
+          assertTrue(e.getCause() instanceof java.util.concurrent.TimeoutException
+              && System.nanoTime() < deadline, "the stale entity answers within " + Gw.T + ": " + e);
+        }
+      }
       assertEquals(ErrorCode.NOT_LEADER_OR_FOLLOWER, refused.error(), refused.errorMessage());
       assertEquals(followerRef, follower(third, "sh", 0).resolveOne(Gw.T).toCompletableFuture().join(),
           "the follower on " + address(third) + " still runs");
