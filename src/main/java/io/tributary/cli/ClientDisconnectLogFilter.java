@@ -8,10 +8,10 @@ import io.tributary.client.TributaryClient;
 
 /**
  * Keeps a broker's stderr free of Akka's warnings about a client that went away: its connection's streams ({@code
- * WARN akka.stream.Materializer - [outbound connection to [akka://tributary-client@127.0.0.1:PORT], message stream]
+ * WARN akka.stream.Materializer - [outbound connection to [akka://tributary-client-ID@127.0.0.1:PORT], message stream]
  * Upstream failed, cause: StreamTcpException: The connection closed with error: Connection reset}) and, for a client
  * killed without closing, the failure detector and quarantine ({@code akka.cluster.Cluster - Detected unreachable:
- * [akka://tributary-client@...]}, {@code akka.remote.artery.Association - Association to [akka://tributary-client@...]
+ * [akka://tributary-client-ID@...]}, {@code akka.remote.artery.Association - Association to [akka://tributary-client-ID@...]
  * ... is irrecoverably failed}). A client JVM that exits (every CLI command, every application that stops or
  * crashes) is routine for a broker, not a warning for the person watching it. The broker's log file still has them
  * (this filter sits on the stderr appender of {@code logback-server.xml} only). Warnings from Akka's loggers that name
@@ -22,7 +22,7 @@ import io.tributary.client.TributaryClient;
 public final class ClientDisconnectLogFilter extends Filter<ILoggingEvent> {
 
   private static final String AKKA = "akka.";
-  private static final String CLIENT_ADDRESS = "akka://" + TributaryClient.CLIENT_SYSTEM_NAME + "@";
+  private static final String CLIENT_ADDRESS = "akka://" + TributaryClient.CLIENT_SYSTEM_NAME + "-";
 
   @Override
   public FilterReply decide(ILoggingEvent event) {

@@ -390,7 +390,7 @@ final class GroupsCommand implements Callable<Integer> {
         .collect(Collectors.joining(","));
   }
 
-  /** {@code akka://tributary-client@127.0.0.1:40123} → {@code 127.0.0.1:40123}; null or empty → {@code -}. */
+  /** {@code akka://tributary-client-ID@127.0.0.1:40123} → {@code 127.0.0.1:40123}; null or empty → {@code -}. */
   static String host(String address) {
     if (address == null || address.isEmpty()) {
       return NONE;

@@ -37,17 +37,19 @@ import java.util.stream.Collectors;
  * which {@link Admin}, {@link Producer} and {@link Consumer} instances are made (as Kafka's clients, but sharing one
  * connection).
  *
- * <p>A remote client ({@link #connect}) runs its own small {@code ActorSystem} named {@value #CLIENT_SYSTEM_NAME}
- * (Artery TCP, not a cluster member) and talks to the gateway {@code /system/tributary-gateway} of a node over Artery
- * remoting; an application that is itself a Tributary node uses {@link #embedded} instead. Either way, requests are
- * the messages of {@link io.tributary.protocol}.
+ * <p>A remote client ({@link #connect}) runs its own small {@code ActorSystem} named {@value #CLIENT_SYSTEM_NAME}{@code
+ * -}<i>16 hex digits</i> (a name of its own, see {@link #CLIENT_SYSTEM_NAME}; Artery TCP, not a cluster member) and
+ * talks to the gateway {@code /system/tributary-gateway} of a node over Artery remoting; an application that is itself
+ * a Tributary node uses {@link #embedded} instead. Either way, requests are the messages of {@link
+ * io.tributary.protocol}.
  *
  * <p>The client's own ActorSystem is configured on top of {@code ConfigFactory.load()} with: remote provider, Artery
  * TCP on {@code tributary.client.hostname} (default 127.0.0.1) and {@code tributary.client.port} (default 0, any free
- * port), log level WARNING, no dead-letter logging, no JVM exit on shutdown, and no Akka JVM shutdown hooks: the
- * client's ActorSystem (remoting included) stops when the client is closed, so an application closes its client (or
- * its consumer) in its own shutdown hook, as with Kafka's clients, and that close still reaches the brokers. Death
- * watch of the gateway uses {@code tributary.client.watch-heartbeat-interval} (default 1 s) and {@code
+ * port; both also taken from the settings map given to {@link #connect(String, Map)}), log level WARNING, no
+ * dead-letter logging, no JVM exit on shutdown, and no Akka JVM shutdown hooks: the client's ActorSystem (remoting
+ * included) stops when the client is closed, so an application closes its client (or its consumer) in its own shutdown
+ * hook, as with Kafka's clients, and that close still reaches the brokers. Death watch of the gateway uses {@code
+ * tributary.client.watch-heartbeat-interval} (default 1 s) and {@code
  * tributary.client.watch-acceptable-heartbeat-pause} (default 4 s) as Artery's {@code
  * akka.remote.watch-failure-detector}, so that a killed node is noticed within about 5 s. It is not a cluster member,
  * so Akka's "remote features outside cluster" are switched on only to keep its start-up warning quiet.
@@ -74,8 +76,18 @@ import java.util.stream.Collectors;
  */
 public final class TributaryClient implements AutoCloseable {
 
-  /** The name of the ActorSystem a remote client starts. */
+  /**
+   * How the name of the ActorSystem a remote client starts begins: {@code tributary-client-} and then 16 hex digits
+   * drawn for each client, so that no two clients (or two runs of one on a fixed {@code tributary.client.port}) share
+   * an Artery address. A node answers clients through its cluster transport, which quarantines the address of a
+   * client that terminated; a later client with the same name, host and port would get no answer from it.
+   */
   public static final String CLIENT_SYSTEM_NAME = "tributary-client";
+
+  /** {@value #CLIENT_SYSTEM_NAME}{@code -} and 16 hex digits, new for each call. */
+  static String clientSystemName() {
+    return String.format("%s-%016x", CLIENT_SYSTEM_NAME, java.util.concurrent.ThreadLocalRandom.current().nextLong());
+  }
 
   private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(30);
   /** {@code tributary.client.watch-heartbeat-interval} when not configured. */
@@ -169,7 +181,7 @@ public final class TributaryClient implements AutoCloseable {
             Integer.MAX_VALUE);
     refuseIfNothingListens(addresses, timeoutMs);
     addresses = BrokerAddress.withResolvedForms(addresses);
-    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), CLIENT_SYSTEM_NAME, clientSystemConfig());
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), clientSystemName(), clientSystemConfig(config));
     try {
       ActorRefResolver resolver = ActorRefResolver.get(system);
       List<ActorRef<ClientRequest>> gateways = new ArrayList<>();
@@ -564,7 +576,23 @@ public final class TributaryClient implements AutoCloseable {
 
   /** The config of a client ActorSystem: fixed remote settings on top of {@code ConfigFactory.load()}. */
   static Config clientSystemConfig() {
-    Config loaded = ConfigFactory.load();
+    return clientSystemConfig(Map.of());
+  }
+
+  /**
+   * The config of a client ActorSystem: fixed remote settings on top of the {@code tributary.client.*} keys of
+   * {@code config} (a client's settings map) and then {@code ConfigFactory.load()}.
+   */
+  static Config clientSystemConfig(Map<String, ?> config) {
+    Map<String, Object> given = new HashMap<>();
+    if (config != null) {
+      config.forEach((k, v) -> {
+        if (k.startsWith("tributary.client.") && v != null) {
+          given.put(k, v.toString());
+        }
+      });
+    }
+    Config loaded = ConfigFactory.parseMap(given).withFallback(ConfigFactory.load());
     String host =
         loaded.hasPath("tributary.client.hostname") ? loaded.getString("tributary.client.hostname") : "127.0.0.1";
     int port = loaded.hasPath("tributary.client.port") ? loaded.getInt("tributary.client.port") : 0;

@@ -121,4 +121,71 @@ class ClientListenerTest {
       node.close();
     }
   }
+
+  /**
+   * A client started again on the port of one that closed (a fixed {@code tributary.client.port}, or the same free port
+   * picked twice by the kernel over a long test run) is answered. The node answers clients through its cluster
+   * transport, which quarantines a closed client's incarnation a second after it said it terminates and then stops its
+   * streams to that address; answers to a quarantined address are dropped until a new handshake, which a client that
+   * only ever sends to the listener never makes. Each client ActorSystem has a name of its own, so no two incarnations
+   * share an address. (Found by CI: every request of one CLI command timed out, twice, in CliRoundTripTest.)
+   */
+  @Test
+  void aClientStartedAgainOnTheSamePortIsAnswered() throws Exception {
+    BrokerNode node = TestNodes.start(TestNodes.tempDataDir(), Map.of());
+    akka.actor.ExtendedActorSystem nodeSystem =
+        (akka.actor.ExtendedActorSystem) akka.actor.typed.javadsl.Adapter.toClassic(node.tributary().system());
+    java.util.concurrent.CompletableFuture<Object> quarantined = new java.util.concurrent.CompletableFuture<>();
+    akka.actor.ActorRef events =
+        nodeSystem.systemActorOf(akka.actor.Props.create(QuarantineListener.class, quarantined), "quarantine-events");
+    nodeSystem.eventStream().subscribe(events, akka.remote.artery.GracefulShutdownQuarantinedEvent.class);
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    Map<String, Object> config = Map.of(ClientConfig.REQUEST_TIMEOUT_MS, 15_000, "tributary.client.port", port);
+    try {
+      akka.actor.Address firstAddress;
+      try (TributaryClient first = TributaryClient.connect(node.bootstrapServer(), config);
+          Admin admin = first.admin()) {
+        firstAddress = first.system().address();
+        assertEquals(port, (int) firstAddress.getPort().orElseThrow());
+        admin.createTopic("first", 1, (short) 1, Map.of());
+      }
+      // the node puts the first client's incarnation in quarantine ("ActorSystem terminated") ...
+      Object event = quarantined.get(30, TimeUnit.SECONDS);
+      assertTrue(event.toString().contains(firstAddress.toString()), event.toString());
+      // ... and stops its streams to that address (Artery's stop-quarantined-after-idle, 3 s)
+      akka.remote.artery.Association association = ((akka.remote.artery.ArteryTransport)
+          ((akka.remote.RemoteActorRefProvider) nodeSystem.provider()).transport()).association(firstAddress);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (association.isStreamActive(0) || association.isOrdinaryMessageStreamActive()) {
+        assertTrue(System.nanoTime() < deadline, "the node stops its streams to a quarantined client within 30 s");
+        Thread.sleep(10); // polling Artery's state: it publishes no event for this
+      }
+      try (TributaryClient second = TributaryClient.connect(node.bootstrapServer(), config);
+          Admin admin = second.admin()) {
+        assertEquals(port, (int) second.system().address().getPort().orElseThrow());
+        assertTrue(admin.listTopics().contains("first"));
+        admin.createTopic("second", 1, (short) 1, Map.of());
+      }
+    } finally {
+      nodeSystem.stop(events);
+      node.close();
+    }
+  }
+
+  /** Completes its future with the first event it is sent (the node's quarantine events). */
+  static final class QuarantineListener extends akka.actor.AbstractActor {
+    private final java.util.concurrent.CompletableFuture<Object> seen;
+
+    QuarantineListener(java.util.concurrent.CompletableFuture<Object> seen) {
+      this.seen = seen;
+    }
+
+    @Override
+    public Receive createReceive() {
+      return receiveBuilder().matchAny(seen::complete).build();
+    }
+  }
 }
