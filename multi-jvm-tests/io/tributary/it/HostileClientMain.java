@@ -54,11 +54,16 @@ import java.util.concurrent.TimeUnit;
 public final class HostileClientMain {
   private HostileClientMain() {}
 
+  /** Tributary's replicator of the topic metadata (typed); its classic replicator is its child {@code underlying}. */
+  static final String METADATA_REPLICATOR = "/system/tributary-metadata-replicator";
+
   /** System actors a member runs: none of them may be reachable through the listener. */
   static final List<String> SYSTEM_PATHS = List.of(
       "/system/cluster/core/daemon",
       "/system/cluster/heartbeatReceiver",
       "/system/ddataReplicator",
+      METADATA_REPLICATOR,
+      METADATA_REPLICATOR + "/underlying",
       "/system/tributary-replicas",
       "/system/tributary-partitions",
       "/system/tributary-node-gateway",
@@ -116,12 +121,11 @@ public final class HostileClientMain {
         sendEverywhere(system, target, path, Kill.getInstance());
       }
       akka.cluster.ddata.Key<akka.cluster.ddata.LWWMap<String, Object>> topicsKey = LWWMapKey.create("tributary-topics");
-      sendEverywhere(system, target, "/system/ddataReplicator", new Replicator.Get<>(topicsKey,
-          Replicator.readLocal()));
-      sendEverywhere(system, target, "/system/ddataReplicator", new Replicator.Subscribe<>(topicsKey,
-          system.deadLetters()));
-      sendEverywhere(system, target, "/system/ddataReplicator", new Replicator.Delete<>(topicsKey,
-          Replicator.writeLocal()));
+      for (String path : List.of("/system/ddataReplicator", METADATA_REPLICATOR + "/underlying")) {
+        sendEverywhere(system, target, path, new Replicator.Get<>(topicsKey, Replicator.readLocal()));
+        sendEverywhere(system, target, path, new Replicator.Subscribe<>(topicsKey, system.deadLetters()));
+        sendEverywhere(system, target, path, new Replicator.Delete<>(topicsKey, Replicator.writeLocal()));
+      }
       ReplicaManager.TopicsChanged remove = new ReplicaManager.TopicsChanged(List.of(), List.of(topic));
       for (String path : List.of(GATEWAY, "/system/tributary-replicas", "/system/tributary-partitions")) {
         sendEverywhere(system, target, path, remove);

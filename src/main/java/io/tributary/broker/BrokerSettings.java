@@ -70,6 +70,9 @@ public record BrokerSettings(
     require(journalInstances >= 1 && journalInstances <= MAX_JOURNAL_INSTANCES,
         "tributary.journal.instances must be 1.." + MAX_JOURNAL_INSTANCES);
     int messageMax = config.getInt(B + "message.max.bytes");
+    if (messageMax > frameSafe && frameSafe >= 64 && isReferenceDefault(config, B + "message.max.bytes")) {
+      messageMax = frameSafe; // Kafka's default does not fit this ActorSystem's frames: see frameNotice
+    }
     require(messageMax >= 64 && messageMax <= frameSafe,
         "tributary.broker.message.max.bytes must be between 64 and " + frameSafe
             + " (akka.remote.artery.advanced.maximum-frame-size minus 64 KiB)");
@@ -128,6 +131,33 @@ public record BrokerSettings(
 
   /** The snapshot plugin id used by every Tributary entity. */
   public static final String SNAPSHOT_PLUGIN_ID = "tributary.persistence.snapshot";
+
+  /**
+   * Why this node's {@code message.max.bytes} is below Kafka's default, or null when it is not: the value is the
+   * default of Tributary's {@code reference.conf} (1 MiB, Kafka's) and the ActorSystem's Artery frames are too small
+   * for it ({@code akka.remote.artery.advanced.maximum-frame-size}, Akka's default 256 KiB, where a standalone node
+   * sets 2 MiB), so {@link #create} uses the largest batch a frame holds. Logged at a node's start.
+   *
+   * @param config the ActorSystem's config (root)
+   */
+  public static String frameNotice(Config config) {
+    int frameSafe = io.tributary.protocol.FrameLimits.maxPayloadBytes(config);
+    int messageMax = config.getInt(B + "message.max.bytes");
+    if (messageMax <= frameSafe || !isReferenceDefault(config, B + "message.max.bytes")) {
+      return null;
+    }
+    return "tributary.broker.message.max.bytes is " + frameSafe + " bytes on this node, not Kafka's " + messageMax
+        + ": record batches cross JVMs in Artery frames, and akka.remote.artery.advanced.maximum-frame-size is "
+        + config.getBytes("akka.remote.artery.advanced.maximum-frame-size") + " bytes (a batch takes at most the"
+        + " frame less 64 KiB). Set maximum-frame-size = 2 MiB (and buffer-pool-size = 64, as a standalone node's"
+        + " tributary-broker.conf does) for 1 MiB batches, or set message.max.bytes yourself";
+  }
+
+  /** Whether {@code path}'s value comes from a {@code reference.conf} (a library's default, not the application's). */
+  private static boolean isReferenceDefault(Config config, String path) {
+    String resource = config.getValue(path).origin().resource();
+    return resource != null && resource.endsWith("reference.conf");
+  }
 
   private static void require(boolean ok, String message) {
     if (!ok) {

@@ -9,6 +9,7 @@ import akka.actor.typed.javadsl.Adapter;
 import akka.cluster.typed.Cluster;
 import io.tributary.client.TributaryClient;
 import io.tributary.cluster.Controller;
+import io.tributary.cluster.MetadataReplicator;
 import io.tributary.gateway.ClientListener;
 import io.tributary.gateway.Gateway;
 import io.tributary.group.GroupCoordinator;
@@ -28,7 +29,8 @@ import java.nio.file.Files;
  * the node's parts: the partition router, the shard region of partition leaders (each a Cluster Sharding entity on
  * the node the controller elected, {@link PartitionLeader}, {@link io.tributary.log.LeaderSharding}) and the replica
  * manager that hosts this node's followers ({@link ReplicaManager}), the {@link Controller} and {@link
- * GroupCoordinator} singletons, the node's
+ * GroupCoordinator} singletons, the Distributed Data replicator of the topic metadata ({@link MetadataReplicator},
+ * Tributary's own: Akka's {@code DistributedData} extension and its settings stay the application's), the node's
  * {@link Gateway} at {@code /system/tributary-node-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
  * HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
  * TributaryClient.connect("host:port")}), apart from the cluster's own port, which only members use. The application
@@ -99,6 +101,10 @@ public final class Tributary implements Extension {
           + "or overflowing Artery frame length, or garbage frames, can then stall this node. Put Tributary's jar "
           + "before akka-stream's and akka-remote's on the classpath (see README, Guarantees)");
     }
+    String frameNotice = BrokerSettings.frameNotice(system.settings().config());
+    if (frameNotice != null) {
+      system.log().warn(frameNotice);
+    }
     if (!readingSelectorActive()) {
       system.log().warn("Akka's own akka.io.TcpIncomingConnection was loaded, not Tributary's: incoming connections "
           + "are then read through akka.io's selector, which costs more CPU per request. Put Tributary's jar before "
@@ -106,9 +112,11 @@ public final class Tributary implements Extension {
     }
     this.journal = new JournalAccess((akka.actor.ExtendedActorSystem) Adapter.toClassic(system));
     ReplicationSettings replication = ReplicationSettings.create(system.settings().config());
-    this.partitions = ReplicaManager.initRouter(system);
-    this.controller = Controller.init(system, settings, replication, partitions);
-    ReplicaManager.initManager(system, settings, replication, journal, partitions, controller);
+    // Tributary's own replicator for the topic metadata: Akka's DistributedData extension stays the application's
+    MetadataReplicator metadata = MetadataReplicator.start(system, settings.role());
+    this.partitions = ReplicaManager.initRouter(system, metadata);
+    this.controller = Controller.init(system, settings, replication, partitions, metadata);
+    ReplicaManager.initManager(system, settings, replication, journal, partitions, controller, metadata);
     addControlledShutdown(system, replication);
     this.groupCoordinator = GroupCoordinator.init(system, settings, GroupSettings.create(system.settings().config()),
         partitions, controller);
@@ -167,12 +175,37 @@ public final class Tributary implements Extension {
   }
 
   /**
+   * How long the controlled shutdown waits for the controller: {@code controlled.shutdown.timeout.ms}, cut to Akka's
+   * timeout of the phase it runs in ({@code akka.coordinated-shutdown.phases.before-cluster-shutdown.timeout}) less a
+   * second, so that the phase does not time out under it; a standalone node's {@code tributary-broker.conf} sets that
+   * phase to 20 s, Akka's default is 5 s. Says so at WARN when it cuts.
+   */
+  static java.time.Duration controlledShutdownTimeout(ActorSystem<?> system, ReplicationSettings replication) {
+    java.time.Duration configured = replication.controlledShutdownTimeout();
+    java.time.Duration phase = java.time.Duration.ofMillis(akka.actor.CoordinatedShutdown.get(Adapter.toClassic(system))
+        .timeout(akka.actor.CoordinatedShutdown.PhaseBeforeClusterShutdown()).toMillis());
+    java.time.Duration room = phase.minusSeconds(1);
+    if (room.compareTo(configured) >= 0) {
+      return configured;
+    }
+    java.time.Duration cut = room.compareTo(java.time.Duration.ofMillis(500)) < 0 ? java.time.Duration.ofMillis(500)
+        : room;
+    system.log().warn("The controlled shutdown waits at most {} ms for the controller, not "
+        + "tributary.broker.controlled.shutdown.timeout.ms = {}: Akka's phase it runs in, "
+        + "akka.coordinated-shutdown.phases.before-cluster-shutdown.timeout, is {} ms. Set that phase's timeout above "
+        + "the controlled shutdown's (a standalone node's tributary-broker.conf sets 20s)",
+        cut.toMillis(), configured.toMillis(), phase.toMillis());
+    return cut;
+  }
+
+  /**
    * As Kafka's controlled shutdown: when this node leaves through Akka's coordinated shutdown (SIGTERM, {@code cluster
    * stop}, {@code ActorSystem.terminate()}), before it leaves the cluster it asks the controller to move the
    * leadership of its partitions to in-sync replicas on other nodes and to drop it from the ISRs, and waits for that
    * (at most {@code controlled.shutdown.timeout.ms}). Clients then see NOT_LEADER_OR_FOLLOWER, which they retry.
    */
   private void addControlledShutdown(ActorSystem<?> system, ReplicationSettings replication) {
+    java.time.Duration timeout = controlledShutdownTimeout(system, replication);
     akka.actor.CoordinatedShutdown.get(Adapter.toClassic(system)).addTask(
         akka.actor.CoordinatedShutdown.PhaseBeforeClusterShutdown(), "tributary-controlled-shutdown", () -> {
           Cluster cluster = Cluster.get(system);
@@ -189,11 +222,11 @@ public final class Tributary implements Extension {
           String self = system.address().toString();
           return akka.actor.typed.javadsl.AskPattern.<Controller.Command, Controller.ControlledShutdownResult>ask(
                   controller, replyTo -> new Controller.ControlledShutdown(self, replyTo),
-                  replication.controlledShutdownTimeout(), system.scheduler())
+                  timeout, system.scheduler())
               .handle((r, ex) -> {
                 if (ex != null) {
                   system.log().warn("Controlled shutdown: the controller did not answer in {} ms ({}); leaving anyway",
-                      replication.controlledShutdownTimeout().toMillis(), ex.toString());
+                      timeout.toMillis(), ex.toString());
                 } else if (r.remainingLeaderships() > 0) {
                   system.log().warn("Controlled shutdown: {} partitions had no other in-sync replica and go offline",
                       r.remainingLeaderships());

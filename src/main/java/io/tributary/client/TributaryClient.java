@@ -84,6 +84,9 @@ public final class TributaryClient implements AutoCloseable {
    */
   public static final String CLIENT_SYSTEM_NAME = "tributary-client";
 
+  /** The smallest Artery frame of a client's ActorSystem, 2 MiB: a 1 MiB request and the envelope fit. */
+  static final long CLIENT_FRAME_BYTES = 2L * 1024 * 1024;
+
   /** {@value #CLIENT_SYSTEM_NAME}{@code -} and 16 hex digits, new for each call. */
   static String clientSystemName() {
     return String.format("%s-%016x", CLIENT_SYSTEM_NAME, java.util.concurrent.ThreadLocalRandom.current().nextLong());
@@ -603,6 +606,11 @@ public final class TributaryClient implements AutoCloseable {
     settings.put("akka.remote.artery.canonical.port", port);
     settings.put("akka.remote.artery.bind.hostname", "");
     settings.put("akka.remote.artery.bind.port", "");
+    // record batches up to 1 MiB (max.request.size, Kafka's default) in one message: Artery's frame must hold them
+    // with room for the envelope (a broker's tributary-broker.conf sets the same); a larger frame size given is kept
+    long frame = Math.max(CLIENT_FRAME_BYTES, loaded.getBytes("akka.remote.artery.advanced.maximum-frame-size"));
+    settings.put("akka.remote.artery.advanced.maximum-frame-size", frame + "b");
+    settings.put("akka.remote.artery.advanced.buffer-pool-size", 64); // at most 64 frames kept (Akka's: 128)
     // responses are addressed to temporary reply-to refs, which never repeat: nothing for Artery's actor-ref
     // compression to win, only its per-message heavy-hitter counting to pay (the broker turns it off as well)
     settings.put("akka.remote.artery.advanced.compression.actor-refs.max", "off");

@@ -14,7 +14,6 @@ import akka.cluster.Member;
 import akka.cluster.MemberStatus;
 import akka.cluster.ddata.LWWMap;
 import akka.cluster.ddata.SelfUniqueAddress;
-import akka.cluster.ddata.typed.javadsl.DistributedData;
 import akka.cluster.ddata.typed.javadsl.Replicator;
 import akka.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 import akka.cluster.typed.Cluster;
@@ -51,9 +50,9 @@ import java.util.concurrent.CompletionStage;
 /**
  * The cluster's metadata owner, as Kafka's controller: topics, their partitions' replica assignment, leaders, leader
  * epochs and ISRs. A Cluster Singleton (role {@code tributary.role}) whose state is the {@link ClusterMetadata#TOPICS}
- * map in Akka Distributed Data — durable on every node and written with majority consistency — so that a controller
- * that starts on another node (the old one failed or left) reads it back ({@code ReadMajority}, falling back to the
- * local durable copy) and carries on.
+ * map in Akka Distributed Data (Tributary's own replicator, {@link MetadataReplicator}) — durable on every node and
+ * written with majority consistency — so that a controller that starts on another node (the old one failed or left)
+ * reads it back ({@code ReadMajority}, falling back to the local durable copy) and carries on.
  *
  * <h2>What it does</h2>
  * <ul>
@@ -180,16 +179,19 @@ public final class Controller {
    * Starts the singleton (on the oldest node with the broker role) and returns its proxy.
    *
    * @param partitions the node's partition router
+   * @param metadata the node's replicator of the topic metadata, which the singleton reads and writes when it runs on
+   *     this node
    */
   public static ActorRef<Command> init(
       ActorSystem<?> system,
       BrokerSettings settings,
       ReplicationSettings replication,
-      ActorRef<PartitionLeader.Command> partitions) {
+      ActorRef<PartitionLeader.Command> partitions,
+      MetadataReplicator metadata) {
     Behavior<Command> behavior = Behaviors.<Command>supervise(Behaviors.setup(ctx -> Behaviors.withTimers(
-            timers -> Behaviors.withStash(10_000, stash -> DistributedData.withReplicatorMessageAdapter(
-                (ReplicatorMessageAdapter<Command, LWWMap<String, TopicMetadata>> replicator) ->
-                    new Controller(ctx, timers, stash, replicator, settings, replication, partitions).loading())))))
+            timers -> Behaviors.withStash(10_000, stash ->
+                new Controller(ctx, timers, stash, metadata.adapter(ctx), settings, replication, partitions)
+                    .loading()))))
         .onFailure(SupervisorStrategy.restartWithBackoff(Duration.ofMillis(200), Duration.ofSeconds(5), 0.2));
     return ClusterSingleton.get(system).init(
         SingletonActor.of(behavior, "tributary-controller")
@@ -228,7 +230,8 @@ public final class Controller {
     this.settings = settings;
     this.replication = replication;
     this.partitions = partitions;
-    this.node = DistributedData.get(system).selfUniqueAddress();
+    // as DistributedData.selfUniqueAddress(), without starting that extension's replicator (the application's)
+    this.node = new SelfUniqueAddress(Cluster.get(system).selfMember().uniqueAddress());
   }
 
   // ------------------------------------------------------------------ loading

@@ -54,10 +54,13 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <h2>Wiring</h2>
  *
- * The {@code Replicator} creates it from {@code akka.cluster.distributed-data.durable.store-actor-class} as
+ * Tributary's metadata replicator ({@link MetadataReplicator}) creates it from
+ * {@code tributary.metadata.replicator.durable.store-actor-class} as
  * {@code Props.create(LevelDbDurableStore.class, durableConfig)}, where {@code durableConfig} is the section
- * {@code akka.cluster.distributed-data.durable}, on the dispatcher named by its {@code use-dispatcher} (Akka's default
- * is a pinned thread, which suits the blocking LevelDB calls). Settings, all below {@code durable.leveldb}:
+ * {@code tributary.metadata.replicator.durable}, on the dispatcher named by its {@code use-dispatcher} (Akka's default
+ * is a pinned thread, which suits the blocking LevelDB calls). Any other {@code Replicator} can use it the same way
+ * from its own {@code durable} section; the error messages name Tributary's keys. Settings, all below
+ * {@code durable.leveldb}:
  *
  * <ul>
  *   <li>{@code dir} (string, path; required): the LevelDB directory, created with its parents if missing. A relative
@@ -125,6 +128,9 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class LevelDbDurableStore extends AbstractActorWithTimers {
 
+  /** Where Tributary's config holds this store's settings (what error messages name). */
+  static final String LEVELDB_PATH = MetadataReplicator.CONFIG_PATH + ".durable.leveldb";
+
   /** The format byte that starts every stored value. */
   public static final byte FORMAT_V1 = 1;
 
@@ -159,11 +165,11 @@ public final class LevelDbDurableStore extends AbstractActorWithTimers {
     static Settings from(Config durableConfig) {
       Config c = durableConfig.hasPath("leveldb") ? durableConfig.getConfig("leveldb") : ConfigFactory.empty();
       if (!c.hasPath("dir")) {
-        throw new ConfigException.Missing(c.origin(), "akka.cluster.distributed-data.durable.leveldb.dir");
+        throw new ConfigException.Missing(c.origin(), LEVELDB_PATH + ".dir");
       }
       String dirString = c.getString("dir");
       if (dirString.isBlank()) {
-        throw new ConfigException.BadValue(c.origin(), "akka.cluster.distributed-data.durable.leveldb.dir",
+        throw new ConfigException.BadValue(c.origin(), LEVELDB_PATH + ".dir",
             "LevelDB durable store directory is empty");
       }
       Duration writeBehind = Duration.ZERO;
@@ -172,7 +178,8 @@ public final class LevelDbDurableStore extends AbstractActorWithTimers {
         if (!raw.equals("off") && !raw.equals("false")) {
           writeBehind = c.getDuration("write-behind-interval");
           if (writeBehind.isNegative()) {
-            throw new ConfigException.BadValue(c.origin(), "write-behind-interval", "must not be negative");
+            throw new ConfigException.BadValue(c.origin(), LEVELDB_PATH + ".write-behind-interval",
+                "must not be negative");
           }
         }
       }
@@ -203,7 +210,7 @@ public final class LevelDbDurableStore extends AbstractActorWithTimers {
   private DB db;
 
   /**
-   * @param durableConfig the section {@code akka.cluster.distributed-data.durable}, as the {@code Replicator}
+   * @param durableConfig the section {@code tributary.metadata.replicator.durable}, as the {@code Replicator}
    *     passes it
    * @throws ConfigException if the {@code leveldb} settings are missing or invalid
    */
@@ -323,7 +330,7 @@ public final class LevelDbDurableStore extends AbstractActorWithTimers {
                   + " cannot be decoded (first error: "
                   + firstCorruption
                   + "). Refusing to start without them; remove the directory to take the data from the other"
-                  + " replicas, or set akka.cluster.distributed-data.durable.leveldb.skip-corrupt-entries = on",
+                  + " replicas, or set " + LEVELDB_PATH + ".skip-corrupt-entries = on",
               firstCorruption));
       return;
     }

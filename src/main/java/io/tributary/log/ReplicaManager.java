@@ -10,8 +10,8 @@ import akka.actor.typed.receptionist.Receptionist;
 import akka.actor.typed.receptionist.ServiceKey;
 import akka.cluster.ddata.LWWMap;
 import akka.cluster.sharding.typed.ShardingEnvelope;
-import akka.cluster.ddata.typed.javadsl.DistributedData;
 import akka.cluster.ddata.typed.javadsl.Replicator;
+import akka.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.tributary.broker.BrokerSettings;
@@ -19,6 +19,7 @@ import io.tributary.broker.ReplicationSettings;
 import io.tributary.broker.TopicConfig;
 import io.tributary.cluster.ClusterMetadata;
 import io.tributary.cluster.Controller;
+import io.tributary.cluster.MetadataReplicator;
 import io.tributary.cluster.PartitionMetadata;
 import io.tributary.cluster.TopicMetadata;
 import io.tributary.protocol.CborSerializable;
@@ -52,13 +53,14 @@ import java.util.Map;
  *       follower is started once it stopped), and restarts a replica that stopped while the metadata still wants it.
  * </ul>
  *
- * <p>Metadata: both subscribe to the {@link ClusterMetadata#TOPICS} map in Distributed Data; the controller also
- * pushes every change it writes to every manager ({@link TopicsChanged}), which passes it to its router, so a
- * leader change reaches the nodes without waiting for gossip. Newer versions win. A manager that starts (a node
- * that starts or restarts) grants no leadership until the controller has answered its {@link Controller.SyncTopics}
- * with the current metadata ({@link TopicsSnapshot}): the node's own copy, restored from its durable store, may still
- * name it as the leader it was before it left, and a replica leading on that stale view would acknowledge appends the
- * real leader never gets (as Kafka's brokers, which lead only when the controller says so). Followers start at once.
+ * <p>Metadata: both subscribe to the {@link ClusterMetadata#TOPICS} map in Distributed Data (the node's
+ * {@link MetadataReplicator}); the controller also pushes every change it writes to every manager
+ * ({@link TopicsChanged}), which passes it to its router, so a leader change reaches the nodes without waiting for
+ * gossip. Newer versions win. A manager that starts (a node that starts or restarts) grants no leadership until the
+ * controller has answered its {@link Controller.SyncTopics} with the current metadata ({@link TopicsSnapshot}): the
+ * node's own copy, restored from its durable store, may still name it as the leader it was before it left, and a
+ * replica leading on that stale view would acknowledge appends the real leader never gets (as Kafka's brokers, which
+ * lead only when the controller says so). Followers start at once.
  *
  * <p>Confinement: each actor's state is touched only on its own thread.
  */
@@ -172,15 +174,21 @@ public final class ReplicaManager {
 
   // ------------------------------------------------------------------ router
 
-  /** Starts the node's router (a system actor). */
-  public static ActorRef<PartitionLeader.Command> initRouter(ActorSystem<?> system) {
-    return system.systemActorOf(Behaviors.setup(ctx -> new Router(ctx).behavior()), ROUTER_NAME, Props.empty());
+  /**
+   * Starts the node's router (a system actor).
+   *
+   * @param metadata the node's replicator of the topic metadata, whose changes the router subscribes to
+   */
+  public static ActorRef<PartitionLeader.Command> initRouter(ActorSystem<?> system, MetadataReplicator metadata) {
+    return system.systemActorOf(Behaviors.setup(ctx -> new Router(ctx).behavior(metadata.adapter(ctx))), ROUTER_NAME,
+        Props.empty());
   }
 
   /**
    * Starts the node's shard region of partition leaders ({@link LeaderSharding}) and its manager (a system actor),
    * and gives the router the region.
    *
+   * @param metadata the node's replicator of the topic metadata, whose changes the manager subscribes to
    * @return the manager
    */
   public static ActorRef<PartitionLeader.Command> initManager(
@@ -189,7 +197,8 @@ public final class ReplicaManager {
       ReplicationSettings replication,
       JournalAccess journal,
       ActorRef<PartitionLeader.Command> router,
-      ActorRef<Controller.Command> controller) {
+      ActorRef<Controller.Command> controller,
+      MetadataReplicator metadata) {
     java.util.concurrent.atomic.AtomicReference<ActorRef<PartitionLeader.Command>> manager =
         new java.util.concurrent.atomic.AtomicReference<>();
     ActorRef<ShardingEnvelope<PartitionLeader.Command>> region = LeaderSharding.init(system, settings.role(),
@@ -198,7 +207,7 @@ public final class ReplicaManager {
         settings.askTimeout());
     manager.set(system.systemActorOf(
         Behaviors.setup(ctx -> new Manager(ctx, settings, replication, journal, router, controller, region)
-            .behavior()),
+            .behavior(metadata.adapter(ctx))),
         MANAGER_NAME, Props.empty()));
     router.tell(new UseLeaderRegion(region));
     return manager.get();
@@ -293,66 +302,63 @@ public final class ReplicaManager {
       return Behaviors.same();
     }
 
-    Behavior<PartitionLeader.Command> behavior() {
-      return DistributedData.withReplicatorMessageAdapter(
-          (akka.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter<PartitionLeader.Command,
-                  LWWMap<String, TopicMetadata>> replicator) -> {
-            replicator.subscribe(ClusterMetadata.TOPICS,
-                changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
-                    ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
-            replicator.askGet(
-                replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
-                rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
-                    ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
-            return Behaviors.receive(PartitionLeader.Command.class)
-                .onMessage(MetadataChanged.class, m -> {
-                  Map<String, TopicMetadata> next = new HashMap<>(m.topics());
-                  for (TopicMetadata t : topics.values()) { // keep pushed versions that gossip has not brought yet
-                    TopicMetadata n = next.get(t.name());
-                    if (n != null && n.version() < t.version()) {
-                      next.put(t.name(), t);
-                    }
-                  }
-                  topics = next;
-                  return viewChanged();
-                })
-                .onMessage(TopicsChanged.class, m -> {
-                  merge(topics, m);
-                  return viewChanged();
-                })
-                .onMessage(SnapshotConfirmed.class, m -> {
-                  merge(topics, m.topics());
-                  confirmed = true;
-                  return viewChanged();
-                })
-                .onMessage(UseLeaderRegion.class, m -> {
-                  leaders = m.region();
-                  return Behaviors.same();
-                })
-                .onMessage(ManagersListed.class, m -> {
-                  managers.clear();
-                  for (ActorRef<PartitionLeader.Command> ref : m.listing().getServiceInstances(MANAGER_KEY)) {
-                    managers.put(addressOf(ctx, ref), ref);
-                  }
-                  return Behaviors.same();
-                })
-                .onMessage(Ignore.class, m -> Behaviors.same())
-                .onMessage(NodeEvent.class, m -> {
-                  onNodeEvent(m.event());
-                  return Behaviors.same();
-                })
-                .onMessage(ToReplica.class, m -> {
-                  ActorRef<PartitionLeader.Command> manager = managers.get(m.address());
-                  if (manager == null) {
-                    reject(m.command(), ErrorCode.LEADER_NOT_AVAILABLE, "No replica manager is known at " + m.address());
-                  } else {
-                    manager.tell(m.command());
-                  }
-                  return Behaviors.same();
-                })
-                .onMessage(PartitionLeader.Command.class, this::route)
-                .build();
-          });
+    Behavior<PartitionLeader.Command> behavior(
+        ReplicatorMessageAdapter<PartitionLeader.Command, LWWMap<String, TopicMetadata>> replicator) {
+      replicator.subscribe(ClusterMetadata.TOPICS,
+          changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
+              ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
+      replicator.askGet(
+          replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
+          rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
+              ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
+      return Behaviors.receive(PartitionLeader.Command.class)
+          .onMessage(MetadataChanged.class, m -> {
+            Map<String, TopicMetadata> next = new HashMap<>(m.topics());
+            for (TopicMetadata t : topics.values()) { // keep pushed versions that gossip has not brought yet
+              TopicMetadata n = next.get(t.name());
+              if (n != null && n.version() < t.version()) {
+                next.put(t.name(), t);
+              }
+            }
+            topics = next;
+            return viewChanged();
+          })
+          .onMessage(TopicsChanged.class, m -> {
+            merge(topics, m);
+            return viewChanged();
+          })
+          .onMessage(SnapshotConfirmed.class, m -> {
+            merge(topics, m.topics());
+            confirmed = true;
+            return viewChanged();
+          })
+          .onMessage(UseLeaderRegion.class, m -> {
+            leaders = m.region();
+            return Behaviors.same();
+          })
+          .onMessage(ManagersListed.class, m -> {
+            managers.clear();
+            for (ActorRef<PartitionLeader.Command> ref : m.listing().getServiceInstances(MANAGER_KEY)) {
+              managers.put(addressOf(ctx, ref), ref);
+            }
+            return Behaviors.same();
+          })
+          .onMessage(Ignore.class, m -> Behaviors.same())
+          .onMessage(NodeEvent.class, m -> {
+            onNodeEvent(m.event());
+            return Behaviors.same();
+          })
+          .onMessage(ToReplica.class, m -> {
+            ActorRef<PartitionLeader.Command> manager = managers.get(m.address());
+            if (manager == null) {
+              reject(m.command(), ErrorCode.LEADER_NOT_AVAILABLE, "No replica manager is known at " + m.address());
+            } else {
+              manager.tell(m.command());
+            }
+            return Behaviors.same();
+          })
+          .onMessage(PartitionLeader.Command.class, this::route)
+          .build();
     }
 
     /** Sends {@code cmd} to the partition's leader entity in its current epoch, through the shard region. */
@@ -434,82 +440,79 @@ public final class ReplicaManager {
       ctx.getSystem().receptionist().tell(Receptionist.register(MANAGER_KEY, ctx.getSelf()));
     }
 
-    Behavior<PartitionLeader.Command> behavior() {
-      return DistributedData.withReplicatorMessageAdapter(
-          (akka.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter<PartitionLeader.Command,
-                  LWWMap<String, TopicMetadata>> replicator) -> {
-            replicator.subscribe(ClusterMetadata.TOPICS,
-                changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
-                    ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
-            replicator.askGet(
-                replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
-                rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
-                    ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
-            requestSync();
-            return Behaviors.receive(PartitionLeader.Command.class)
-                .onMessage(TopicsSnapshot.class, m -> {
-                  TopicsChanged asChange = new TopicsChanged(m.topics(), List.of());
-                  merge(topics, asChange);
-                  router.tell(new SnapshotConfirmed(asChange));
-                  if (!leadershipConfirmed) {
-                    leadershipConfirmed = true;
-                    ctx.getLog().info("The controller confirmed the metadata ({} topics): replicas on this node may "
-                        + "lead now", m.topics().size());
-                  }
-                  return changed();
-                })
-                .onMessage(SyncRetry.class, m -> {
-                  if (!leadershipConfirmed) {
-                    requestSync();
-                  }
-                  return Behaviors.same();
-                })
-                .onMessage(MetadataChanged.class, m -> {
-                  Map<String, TopicMetadata> next = new HashMap<>(m.topics());
-                  // keep pushed versions that gossip has not brought yet
-                  for (TopicMetadata t : topics.values()) {
-                    TopicMetadata n = next.get(t.name());
-                    if (n != null && n.version() < t.version()) {
-                      next.put(t.name(), t);
-                    }
-                  }
-                  topics = next;
-                  return changed();
-                })
-                .onMessage(TopicsChanged.class, m -> {
-                  merge(topics, m);
-                  router.tell(m);
-                  for (TopicMetadata t : m.topics()) {
-                    TopicMetadata current = topics.get(t.name());
-                    if (current != null) {
-                      apply(current);
-                    }
-                  }
-                  evaluateClaims();
-                  publishLeaders();
-                  return Behaviors.same();
-                })
-                .onMessage(ClaimLeadership.class, m -> {
-                  ClaimLeadership old = claims.put(m.id().partitionId(), m);
-                  if (old != null && !old.entity().equals(m.entity())) {
-                    old.replyTo().tell(new ClaimResult(null, "a newer claim came from " + m.id()));
-                  }
-                  evaluate(m);
-                  return Behaviors.same();
-                })
-                .onMessage(ReplicaStopped.class, this::onReplicaStopped)
-                .onMessage(ApplyTopic.class, m -> {
-                  TopicMetadata t = topics.get(m.topic());
-                  if (t != null) {
-                    apply(t);
-                    publishLeaders();
-                  }
-                  return Behaviors.same();
-                })
-                .onMessage(Ignore.class, m -> Behaviors.same())
-                .onMessage(PartitionLeader.Command.class, this::deliver)
-                .build();
-          });
+    Behavior<PartitionLeader.Command> behavior(
+        ReplicatorMessageAdapter<PartitionLeader.Command, LWWMap<String, TopicMetadata>> replicator) {
+      replicator.subscribe(ClusterMetadata.TOPICS,
+          changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
+              ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
+      replicator.askGet(
+          replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
+          rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
+              ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
+      requestSync();
+      return Behaviors.receive(PartitionLeader.Command.class)
+          .onMessage(TopicsSnapshot.class, m -> {
+            TopicsChanged asChange = new TopicsChanged(m.topics(), List.of());
+            merge(topics, asChange);
+            router.tell(new SnapshotConfirmed(asChange));
+            if (!leadershipConfirmed) {
+              leadershipConfirmed = true;
+              ctx.getLog().info("The controller confirmed the metadata ({} topics): replicas on this node may "
+                  + "lead now", m.topics().size());
+            }
+            return changed();
+          })
+          .onMessage(SyncRetry.class, m -> {
+            if (!leadershipConfirmed) {
+              requestSync();
+            }
+            return Behaviors.same();
+          })
+          .onMessage(MetadataChanged.class, m -> {
+            Map<String, TopicMetadata> next = new HashMap<>(m.topics());
+            // keep pushed versions that gossip has not brought yet
+            for (TopicMetadata t : topics.values()) {
+              TopicMetadata n = next.get(t.name());
+              if (n != null && n.version() < t.version()) {
+                next.put(t.name(), t);
+              }
+            }
+            topics = next;
+            return changed();
+          })
+          .onMessage(TopicsChanged.class, m -> {
+            merge(topics, m);
+            router.tell(m);
+            for (TopicMetadata t : m.topics()) {
+              TopicMetadata current = topics.get(t.name());
+              if (current != null) {
+                apply(current);
+              }
+            }
+            evaluateClaims();
+            publishLeaders();
+            return Behaviors.same();
+          })
+          .onMessage(ClaimLeadership.class, m -> {
+            ClaimLeadership old = claims.put(m.id().partitionId(), m);
+            if (old != null && !old.entity().equals(m.entity())) {
+              old.replyTo().tell(new ClaimResult(null, "a newer claim came from " + m.id()));
+            }
+            evaluate(m);
+            return Behaviors.same();
+          })
+          .onMessage(ReplicaStopped.class, this::onReplicaStopped)
+          .onMessage(ApplyTopic.class, m -> {
+            TopicMetadata t = topics.get(m.topic());
+            if (t != null) {
+              apply(t);
+              publishLeaders();
+            }
+            return Behaviors.same();
+          })
+          .onMessage(Ignore.class, m -> Behaviors.same())
+          .onMessage(PartitionLeader.Command.class, this::deliver)
+          .build();
     }
 
     private Behavior<PartitionLeader.Command> changed() {

@@ -413,8 +413,7 @@ class ReplicationTest {
 
   @Test
   void aNodeRestartedWithStaleDurableMetadataDoesNotLeadOnIt() throws Exception {
-    extraSettings.put("akka.cluster.distributed-data.gossip-interval", "1h");
-    extraSettings.put("akka.cluster.typed.receptionist.distributed-data.gossip-interval", "2s");
+    extraSettings.put("tributary.metadata.replicator.gossip-interval", "1h");
     extraSettings.put("tributary.broker.auto.leader.rebalance.enable", false);
     startCluster();
     BrokerNode n0 = nodes.get(0);

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import akka.actor.ActorRef;
 import akka.actor.ActorSystem;
 import akka.cluster.Cluster;
-import akka.cluster.ddata.DistributedData;
 import akka.cluster.ddata.DurableStore.LoadFailed;
 import akka.cluster.ddata.Key;
 import akka.cluster.ddata.LWWMap;
@@ -44,13 +43,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link LevelDbDurableStore} behind a real {@code Replicator}: single-node clusters that write, terminate and start
- * again on the same directory; write-behind; corrupt values; a directory locked by another open database.
+ * {@link LevelDbDurableStore} behind a real {@code Replicator} with the settings of Tributary's metadata replicator
+ * ({@code tributary.metadata.replicator}): single-node clusters that write, terminate and start again on the same
+ * directory; write-behind; corrupt values; a directory locked by another open database.
  */
 class LevelDbDurableStoreTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(20);
   private static final Key<LWWMap<String, String>> ASSIGNMENTS = LWWMapKey.create("topic-assignments");
   private static final Key<ORSet<String>> TOPICS = ORSetKey.create("topics");
+  private static final String LEVELDB = MetadataReplicator.CONFIG_PATH + ".durable.leveldb.";
+  private static final Map<ActorSystem, ActorRef> REPLICATORS = new java.util.concurrent.ConcurrentHashMap<>();
 
   @TempDir Path tmp;
 
@@ -71,7 +73,7 @@ class LevelDbDurableStoreTest {
     ActorSystem first = start("first", dir, Map.of());
     TestKit probe = new TestKit(first);
     ActorRef replicator = replicator(first);
-    SelfUniqueAddress node = DistributedData.get(first).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(first);
 
     get(probe, replicator, ASSIGNMENTS, Replicator.NotFound.class); // fresh directory: nothing loaded
     update(probe, replicator, ASSIGNMENTS, LWWMap.create(), m -> m.put(node, "orders-0", "leader=1 epoch=3 isr=1,2"));
@@ -91,7 +93,7 @@ class LevelDbDurableStoreTest {
     assertEquals(Set.of("orders", "audit"), get(probe2, replicator2, TOPICS).getElements());
 
     // and the loaded data goes on being written: a third start sees the second one's change
-    SelfUniqueAddress node2 = DistributedData.get(second).selfUniqueAddress();
+    SelfUniqueAddress node2 = selfUniqueAddress(second);
     update(probe2, replicator2, TOPICS, ORSet.create(), s -> s.add(node2, "clicks"));
     terminate(second);
     ActorSystem third = start("third", dir, Map.of());
@@ -103,11 +105,11 @@ class LevelDbDurableStoreTest {
   void thePureJavaLevelDbReadsWhatTheNativeOneWrote() throws Exception {
     Path dir = tmp.resolve("ddata");
     writeOneTopic(dir);
-    ActorSystem javaPort = start("java", dir, Map.of("akka.cluster.distributed-data.durable.leveldb.native", "off"));
+    ActorSystem javaPort = start("java", dir, Map.of(LEVELDB + "native", "off"));
     TestKit probe = new TestKit(javaPort);
     ActorRef replicator = replicator(javaPort);
     assertEquals(Set.of("orders"), get(probe, replicator, TOPICS).getElements());
-    SelfUniqueAddress node = DistributedData.get(javaPort).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(javaPort);
     update(probe, replicator, TOPICS, ORSet.create(), s -> s.add(node, "audit"));
     terminate(javaPort);
     ActorSystem nativeAgain = start("native", dir, Map.of());
@@ -121,11 +123,11 @@ class LevelDbDurableStoreTest {
   void writeBehindKeepsTheLatestValueOfEachKeyAndFlushesOnStop() throws Exception {
     Path dir = tmp.resolve("ddata");
     // an interval far beyond the test: every write below is still pending when the system stops
-    Map<String, Object> writeBehind = Map.of("akka.cluster.distributed-data.durable.leveldb.write-behind-interval", "1h");
+    Map<String, Object> writeBehind = Map.of(LEVELDB + "write-behind-interval", "1h");
     ActorSystem first = start("first", dir, writeBehind);
     TestKit probe = new TestKit(first);
     ActorRef replicator = replicator(first);
-    SelfUniqueAddress node = DistributedData.get(first).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(first);
     for (int epoch = 1; epoch <= 20; epoch++) {
       String value = "leader=1 epoch=" + epoch;
       update(probe, replicator, ASSIGNMENTS, LWWMap.create(), m -> m.put(node, "orders-0", value));
@@ -143,7 +145,7 @@ class LevelDbDurableStoreTest {
   void writeBehindWritesOneBatchAfterTheInterval() throws Exception {
     Path dir = tmp.resolve("ddata");
     Map<String, Object> o = new HashMap<>();
-    o.put("akka.cluster.distributed-data.durable.leveldb.write-behind-interval", "100ms");
+    o.put(LEVELDB + "write-behind-interval", "100ms");
     // the store reports each write-behind batch at debug level; the probe waits for that event
     o.put("akka.loglevel", "DEBUG");
     // akka-actor-typed's use-slf4j would filter debug events by logback's level (WARN in tests) before publishing
@@ -154,7 +156,7 @@ class LevelDbDurableStoreTest {
     first.getEventStream().subscribe(logs.getRef(), Logging.Debug.class);
     TestKit probe = new TestKit(first);
     ActorRef replicator = replicator(first);
-    SelfUniqueAddress node = DistributedData.get(first).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(first);
     update(probe, replicator, ASSIGNMENTS, LWWMap.create(), m -> m.put(node, "orders-0", "leader=1 epoch=1"));
     update(probe, replicator, TOPICS, ORSet.create(), s -> s.add(node, "orders"));
     logs.fishForMessage(
@@ -192,7 +194,7 @@ class LevelDbDurableStoreTest {
     putRaw(dir, "topic-leaders", new byte[] {LevelDbDurableStore.FORMAT_V1, 0x0a, (byte) 0xff, 0x13, 0x37});
 
     ActorSystem second =
-        start("second", dir, Map.of("akka.cluster.distributed-data.durable.leveldb.skip-corrupt-entries", "on"));
+        start("second", dir, Map.of(LEVELDB + "skip-corrupt-entries", "on"));
     TestKit logs = new TestKit(second);
     second.getEventStream().subscribe(logs.getRef(), Logging.Error.class);
     TestKit probe = new TestKit(second);
@@ -212,7 +214,7 @@ class LevelDbDurableStoreTest {
     ActorSystem first = start("first", dir, Map.of());
     TestKit probe = new TestKit(first);
     ActorRef replicator = replicator(first);
-    SelfUniqueAddress node = DistributedData.get(first).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(first);
     update(probe, replicator, TOPICS, ORSet.create(), s -> s.add(node, "orders")); // first has the DB open
 
     ActorSystem second = start("second", dir, Map.of());
@@ -272,7 +274,7 @@ class LevelDbDurableStoreTest {
         start(
             "second",
             dir,
-            Map.of("akka.cluster.distributed-data.durable.leveldb.terminate-system-on-load-failure", "off"));
+            Map.of(LEVELDB + "terminate-system-on-load-failure", "off"));
     expectLoadFailure(second);
     assertFalse(second.getWhenTerminated().toCompletableFuture().isDone());
   }
@@ -280,7 +282,7 @@ class LevelDbDurableStoreTest {
   @Test
   void aMissingDirectorySettingStopsTheReplicatorAndTheNode() throws Exception {
     // reference.conf gives a directory below tributary.data-dir: an empty one stands for a missing setting
-    ActorSystem node = start("node", null, Map.of("akka.cluster.distributed-data.durable.leveldb.dir", ""));
+    ActorSystem node = start("node", null, Map.of(LEVELDB + "dir", ""));
     TestKit logs = new TestKit(node);
     node.getEventStream().subscribe(logs.getRef(), Logging.Error.class); // before the replicator exists
     TestKit watcher = new TestKit(node);
@@ -325,7 +327,7 @@ class LevelDbDurableStoreTest {
         assertThrows(
             ConfigException.Missing.class,
             () -> LevelDbDurableStore.Settings.from(ConfigFactory.parseString("leveldb.fsync = on")));
-    assertTrue(e.getMessage().contains("durable.leveldb.dir"), e.getMessage());
+    assertTrue(e.getMessage().contains("tributary.metadata.replicator.durable.leveldb.dir"), e.getMessage());
   }
 
   // ---- helpers ----
@@ -339,10 +341,10 @@ class LevelDbDurableStoreTest {
     o.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
     o.put("akka.actor.serialize-messages", "on");
     o.put("akka.loglevel", "WARNING");
-    o.put("akka.cluster.distributed-data.durable.keys", List.of("*"));
-    o.put("akka.cluster.distributed-data.durable.store-actor-class", LevelDbDurableStore.class.getName());
+    // reference.conf names LevelDbDurableStore as the store of Tributary's replicator; here every key is durable
+    o.put(MetadataReplicator.CONFIG_PATH + ".durable.keys", List.of("*"));
     if (dir != null) {
-      o.put("akka.cluster.distributed-data.durable.leveldb.dir", dir.toString());
+      o.put(LEVELDB + "dir", dir.toString());
     }
     o.putAll(extra);
     Config config = ConfigFactory.parseMap(o).withFallback(ConfigFactory.load());
@@ -353,8 +355,17 @@ class LevelDbDurableStoreTest {
     return system;
   }
 
+  /**
+   * The classic replicator of {@code system} with the settings of Tributary's ({@code tributary.metadata.replicator}),
+   * started on first call, as {@code DistributedData} starts its own.
+   */
   private static ActorRef replicator(ActorSystem system) {
-    return DistributedData.get(system).replicator();
+    return REPLICATORS.computeIfAbsent(system, s -> ((akka.actor.ExtendedActorSystem) s).systemActorOf(
+        Replicator.props(MetadataReplicator.settings(s.settings().config(), "")), "tributary-metadata-replicator"));
+  }
+
+  private static SelfUniqueAddress selfUniqueAddress(ActorSystem system) {
+    return new SelfUniqueAddress(Cluster.get(system).selfUniqueAddress());
   }
 
   /** Waits until the replicator has loaded the durable data (it answers nothing before). */
@@ -387,7 +398,7 @@ class LevelDbDurableStoreTest {
   /** A system that wrote one ORSet and stopped, leaving {@code dir} with one valid entry. */
   private void writeOneTopic(Path dir) throws Exception {
     ActorSystem first = start("first", dir, Map.of());
-    SelfUniqueAddress node = DistributedData.get(first).selfUniqueAddress();
+    SelfUniqueAddress node = selfUniqueAddress(first);
     update(new TestKit(first), replicator(first), TOPICS, ORSet.create(), s -> s.add(node, "orders"));
     terminate(first);
   }
