@@ -298,6 +298,26 @@ public final class BrokerNode implements AutoCloseable {
     closeQuietly(lock);
   }
 
+  /**
+   * Stops this node as a crash looks to the rest of the cluster: its ActorSystem terminates without Akka's coordinated
+   * shutdown, so there is no controlled shutdown (its leaderships are not moved first), no leave and no hand-off; the
+   * other members find it unreachable and down it (split brain resolver, {@code stable-after}), then elect new
+   * leaders from the ISR, as after {@code kill -9}. What the node acknowledged is in its journals (written before
+   * each acknowledgement). Unlike a killed process, its Artery transport still tells its peers that it terminates.
+   * Waits up to 30 s; releases the data directory. Idempotent; for tests (see {@code
+   * io.tributary.testkit.TributaryTestCluster#kill}).
+   */
+  public void kill() {
+    akka.actor.ActorSystem classic = akka.actor.typed.javadsl.Adapter.toClassic(system);
+    if (classic instanceof akka.actor.ActorSystemImpl impl) {
+      impl.finalTerminate(); // Akka's terminate() without the coordinated shutdown it runs first
+    } else {
+      system.terminate();
+    }
+    awaitTermination(system);
+    closeQuietly(lock);
+  }
+
   private static void closeQuietly(FileChannel channel) {
     try {
       channel.close(); // releases the lock
