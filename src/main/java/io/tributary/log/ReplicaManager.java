@@ -313,14 +313,7 @@ public final class ReplicaManager {
               ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
       return Behaviors.receive(PartitionLeader.Command.class)
           .onMessage(MetadataChanged.class, m -> {
-            Map<String, TopicMetadata> next = new HashMap<>(m.topics());
-            for (TopicMetadata t : topics.values()) { // keep pushed versions that gossip has not brought yet
-              TopicMetadata n = next.get(t.name());
-              if (n != null && n.version() < t.version()) {
-                next.put(t.name(), t);
-              }
-            }
-            topics = next;
+            topics = keepingPushed(m.topics(), topics);
             return viewChanged();
           })
           .onMessage(TopicsChanged.class, m -> {
@@ -469,15 +462,7 @@ public final class ReplicaManager {
             return Behaviors.same();
           })
           .onMessage(MetadataChanged.class, m -> {
-            Map<String, TopicMetadata> next = new HashMap<>(m.topics());
-            // keep pushed versions that gossip has not brought yet
-            for (TopicMetadata t : topics.values()) {
-              TopicMetadata n = next.get(t.name());
-              if (n != null && n.version() < t.version()) {
-                next.put(t.name(), t);
-              }
-            }
-            topics = next;
+            topics = keepingPushed(m.topics(), topics);
             return changed();
           })
           .onMessage(TopicsChanged.class, m -> {
@@ -662,7 +647,8 @@ public final class ReplicaManager {
       }
       int dash = pid.lastIndexOf('-');
       if (dash > 0) {
-        ctx.scheduleOnce(java.time.Duration.ofMillis(REAPPLY_MS), ctx.getSelf(), new ApplyTopic(pid.substring(0, dash)));
+        ctx.scheduleOnce(java.time.Duration.ofMillis(REAPPLY_MS), ctx.getSelf(),
+            new ApplyTopic(pid.substring(0, dash)));
       }
       return Behaviors.same();
     }
@@ -765,5 +751,22 @@ public final class ReplicaManager {
           r.fetchOffset(), -1, -1, -1, -1, List.of()));
     }
     // ApplyRetention, UpdateRole: nothing to answer
+  }
+
+  /**
+   * The topics of a metadata change ({@code gossiped}, from the replicator), where {@code known} (what the controller
+   * pushed to this node directly) has a newer version of a topic that gossip has not brought yet: that version is
+   * kept. A new map; neither argument is changed.
+   */
+  static Map<String, TopicMetadata> keepingPushed(
+      Map<String, TopicMetadata> gossiped, Map<String, TopicMetadata> known) {
+    Map<String, TopicMetadata> next = new HashMap<>(gossiped);
+    for (TopicMetadata t : known.values()) {
+      TopicMetadata n = next.get(t.name());
+      if (n != null && n.version() < t.version()) {
+        next.put(t.name(), t);
+      }
+    }
+    return next;
   }
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import akka.actor.typed.ActorRef;
 import io.tributary.broker.BrokerNode;
 import io.tributary.broker.Gw;
-import io.tributary.broker.TestNodes;
 import io.tributary.protocol.AdminRequest;
 import io.tributary.protocol.AdminResponse;
 import io.tributary.protocol.ErrorCode;
@@ -21,7 +20,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
 /**
- * Broker nodes of one cluster in this JVM for the replication tests of this package (each its own ActorSystem on
+ * Broker nodes of one cluster in this JVM for the replication tests of this package, run by the public test kit
+ * ({@link io.tributary.testkit.TributaryTestCluster}; each its own ActorSystem on
  * 127.0.0.1, a free port and its own data dir), with {@code replica.lag.time.max.ms} at 2000 and one offsets-topic
  * partition, and the requests those tests make through a node's gateway. Closing closes the nodes, the first (the
  * controller, the oldest node) last, so that the others' controlled shutdowns find it running.
@@ -29,29 +29,23 @@ import java.util.function.BooleanSupplier;
 final class TestCluster implements AutoCloseable {
   final List<BrokerNode> nodes = new ArrayList<>();
 
-  /** Starts {@code size} nodes: the first, then the others joining it at once. */
+  /** The public test kit that runs the nodes (and deletes their directories at the end). */
+  private io.tributary.testkit.TributaryTestCluster kit;
+
+  /**
+   * Starts {@code size} nodes with the public test kit ({@link io.tributary.testkit.TributaryTestCluster}): the
+   * first, then the others joining it at once; every message serialized, as {@code TestNodes} does.
+   */
   static TestCluster start(int size) {
     TestCluster c = new TestCluster();
     Map<String, Object> o = new HashMap<>();
     o.put("tributary.broker.replica.lag.time.max.ms", 2000);
     o.put("tributary.broker.offsets.topic.num.partitions", 1);
-    c.nodes.add(TestNodes.start(TestNodes.tempDataDir(), o));
-    o.put("akka.cluster.seed-nodes", List.of(c.nodes.get(0).system().address().toString()));
-    List<CompletableFuture<BrokerNode>> joining = new ArrayList<>();
-    for (int i = 1; i < size; i++) {
-      joining.add(CompletableFuture.supplyAsync(() -> TestNodes.start(TestNodes.tempDataDir(), o)));
-    }
-    RuntimeException failed = null;
-    for (CompletableFuture<BrokerNode> j : joining) {
-      try {
-        c.nodes.add(j.join()); // every node that started is closed after the test, even if another failed
-      } catch (RuntimeException e) {
-        failed = e;
-      }
-    }
-    if (failed != null) {
-      c.close();
-      throw failed;
+    o.put("akka.actor.serialize-messages", "on");
+    o.put("akka.loglevel", "WARNING");
+    c.kit = io.tributary.testkit.TributaryTestCluster.start(size, o);
+    for (int i = 0; i < size; i++) {
+      c.nodes.add(c.kit.node(i));
     }
     return c;
   }
@@ -62,6 +56,9 @@ final class TestCluster implements AutoCloseable {
       if (nodes.get(i) != null) {
         nodes.get(i).close();
       }
+    }
+    if (kit != null) {
+      kit.close();
     }
   }
 
