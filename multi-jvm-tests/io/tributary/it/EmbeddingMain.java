@@ -48,8 +48,9 @@ public final class EmbeddingMain {
                 + "akka.loggers = [\"akka.event.slf4j.Slf4jLogger\"]\n"
                 + "akka.logging-filter = \"akka.event.slf4j.Slf4jLoggingFilter\"\n"
                 + "akka.coordinated-shutdown.exit-jvm = off\n")
-        .withFallback(ConfigFactory.parseMap(Map.of("tributary.data-dir", dataDir)))
-        .withFallback(ConfigFactory.load());
+        .withFallback(ConfigFactory.parseMap(Map.of("tributary.data-dir", dataDir)));
+    // load(config), not config.withFallback(load()): reference.conf's ${tributary.data-dir} must see dataDir
+    config = ConfigFactory.load(config);
     ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "embedding-app", config);
     int code = 1;
     try {

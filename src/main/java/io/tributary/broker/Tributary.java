@@ -31,8 +31,8 @@ import java.nio.file.Files;
  * manager that hosts this node's followers ({@link ReplicaManager}), the {@link Controller} and {@link
  * GroupCoordinator} singletons, the Distributed Data replicator of the topic metadata ({@link MetadataReplicator},
  * Tributary's own: Akka's {@code DistributedData} extension and its settings stay the application's), the node's
- * {@link Gateway} at {@code /system/tributary-node-gateway}, and, when {@code tributary.broker.listeners} is set ({@code
- * HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
+ * {@link Gateway} at {@code /system/tributary-node-gateway}, and, when {@code tributary.broker.listeners} is set
+ * ({@code HOST:PORT}), the {@link ClientListener}: the address remote clients connect to ({@code
  * TributaryClient.connect("host:port")}), apart from the cluster's own port, which only members use. The application
  * itself uses {@link #client()}.
  *
@@ -51,6 +51,9 @@ import java.nio.file.Files;
  * <p>Thread-safe.
  */
 public final class Tributary implements Extension {
+  /** Tributary's own logger for the node's start-up notices (not Akka's {@code ActorSystem} logger). */
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Tributary.class);
+
 
   /** The extension id. */
   public static final ExtensionId<Tributary> ID = new ExtensionId<>() {
@@ -83,6 +86,7 @@ public final class Tributary implements Extension {
           "Tributary needs a cluster ActorSystem: set akka.actor.provider = cluster (was " + provider + ")");
     }
     this.settings = BrokerSettings.create(system.settings().config());
+    checkDirectoriesFollowDataDir(system.settings().config(), settings);
     io.tributary.protocol.FrameLimits.allowInboundFrames(system.settings().config());
     io.tributary.net.PartialFrameBudget.configure(system.settings().config());
     if (!settings.role().isEmpty() && !Cluster.get(system).selfMember().hasRole(settings.role())) {
@@ -96,17 +100,17 @@ public final class Tributary implements Extension {
       throw new UncheckedIOException("Cannot create the data directory " + settings.dataDir(), e);
     }
     if (!framingGuardActive()) {
-      system.log().warn("Akka's own akka.stream.impl.io.ByteStringParser$ByteReader or "
+      LOG.warn("Akka's own akka.stream.impl.io.ByteStringParser$ByteReader or "
           + "akka.remote.artery.tcp.TcpFraming was loaded, not Tributary's: a client connection that sends a negative "
           + "or overflowing Artery frame length, or garbage frames, can then stall this node. Put Tributary's jar "
           + "before akka-stream's and akka-remote's on the classpath (see README, Guarantees)");
     }
     String frameNotice = BrokerSettings.frameNotice(system.settings().config());
     if (frameNotice != null) {
-      system.log().warn(frameNotice);
+      LOG.warn(frameNotice);
     }
     if (!readingSelectorActive()) {
-      system.log().warn("Akka's own akka.io.TcpIncomingConnection was loaded, not Tributary's: incoming connections "
+      LOG.warn("Akka's own akka.io.TcpIncomingConnection was loaded, not Tributary's: incoming connections "
           + "are then read through akka.io's selector, which costs more CPU per request. Put Tributary's jar before "
           + "akka-actor's on the classpath");
     }
@@ -175,6 +179,46 @@ public final class Tributary implements Extension {
   }
 
   /**
+   * Refuses a config whose journal, snapshot and metadata directories were resolved against the default {@code
+   * tributary.data-dir} ({@code data}) while {@code tributary.data-dir} itself says another: what {@code
+   * ConfigFactory.parseString("tributary.data-dir = ...").withFallback(ConfigFactory.load())} makes, since {@code
+   * load()} resolves {@code reference.conf}'s {@code ${tributary.data-dir}} before the application's value is there.
+   * Such a node would write into {@code ./data}, which may be another broker's data directory.
+   *
+   * @throws IllegalStateException naming the directories and how to build the config instead
+   */
+  static void checkDirectoriesFollowDataDir(com.typesafe.config.Config config, BrokerSettings settings) {
+    java.nio.file.Path defaultDir = java.nio.file.Path.of(
+        com.typesafe.config.ConfigFactory.defaultReference().getString("tributary.data-dir")).toAbsolutePath()
+        .normalize();
+    if (defaultDir.equals(settings.dataDir().toAbsolutePath().normalize())) {
+      return;
+    }
+    java.util.List<String> keys = new java.util.ArrayList<>();
+    for (int i = 0; i < BrokerSettings.MAX_JOURNAL_INSTANCES; i++) {
+      keys.add("tributary.persistence.journal-" + i + ".dir");
+    }
+    keys.add("tributary.persistence.snapshot.dir");
+    keys.add("tributary.metadata.replicator.durable.leveldb.dir");
+    java.util.List<String> stale = new java.util.ArrayList<>();
+    for (String key : keys) {
+      if (config.hasPath(key)) {
+        java.nio.file.Path dir = java.nio.file.Path.of(config.getString(key)).toAbsolutePath().normalize();
+        if (dir.startsWith(defaultDir) && !dir.startsWith(settings.dataDir().toAbsolutePath().normalize())) {
+          stale.add(key + " = " + config.getString(key));
+        }
+      }
+    }
+    if (!stale.isEmpty()) {
+      throw new IllegalStateException("tributary.data-dir is " + settings.dataDir() + " but " + String.join(", ", stale)
+          + ": the config was resolved before tributary.data-dir was set (ConfigFactory.load() resolves"
+          + " reference.conf's ${tributary.data-dir} at once), so this node would write into " + defaultDir
+          + ". Set tributary.data-dir in application.conf, or build the config with ConfigFactory.load(yourConfig)"
+          + " or yourConfig.withFallback(ConfigFactory.defaultReferenceUnresolved()).resolve()");
+    }
+  }
+
+  /**
    * How long the controlled shutdown waits for the controller: {@code controlled.shutdown.timeout.ms}, cut to Akka's
    * timeout of the phase it runs in ({@code akka.coordinated-shutdown.phases.before-cluster-shutdown.timeout}) less a
    * second, so that the phase does not time out under it; a standalone node's {@code tributary-broker.conf} sets that
@@ -190,7 +234,7 @@ public final class Tributary implements Extension {
     }
     java.time.Duration cut = room.compareTo(java.time.Duration.ofMillis(500)) < 0 ? java.time.Duration.ofMillis(500)
         : room;
-    system.log().warn("The controlled shutdown waits at most {} ms for the controller, not "
+    LOG.warn("The controlled shutdown waits at most {} ms for the controller, not "
         + "tributary.broker.controlled.shutdown.timeout.ms = {}: Akka's phase it runs in, "
         + "akka.coordinated-shutdown.phases.before-cluster-shutdown.timeout, is {} ms. Set that phase's timeout above "
         + "the controlled shutdown's (a standalone node's tributary-broker.conf sets 20s)",
@@ -225,10 +269,10 @@ public final class Tributary implements Extension {
                   timeout, system.scheduler())
               .handle((r, ex) -> {
                 if (ex != null) {
-                  system.log().warn("Controlled shutdown: the controller did not answer in {} ms ({}); leaving anyway",
+                  LOG.warn("Controlled shutdown: the controller did not answer in {} ms ({}); leaving anyway",
                       timeout.toMillis(), ex.toString());
                 } else if (r.remainingLeaderships() > 0) {
-                  system.log().warn("Controlled shutdown: {} partitions had no other in-sync replica and go offline",
+                  LOG.warn("Controlled shutdown: {} partitions had no other in-sync replica and go offline",
                       r.remainingLeaderships());
                 }
                 return akka.Done.getInstance();

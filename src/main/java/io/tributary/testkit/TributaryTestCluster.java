@@ -30,7 +30,8 @@ import java.util.stream.Stream;
  * }
  * }</pre>
  *
- * <p>Node {@code 0} is started first and the others join it; a node restarted joins the nodes running then (or
+ * <p>Nodes are numbered from {@code 0} to {@code n - 1} (the CLI's local clusters number theirs from 1). Node {@code
+ * 0} is started first and the others join it; a node restarted joins the nodes running then (or
  * itself when none is). A node keeps its cluster port, its listener port and its data directory across restarts, as
  * a broker keeps its identity: its replicas are named by its cluster address. Settings: Tributary's standalone
  * defaults ({@code tributary-broker.conf}), then the {@code config} given to {@link #start(int, Map)} for every node
@@ -125,6 +126,9 @@ public final class TributaryTestCluster implements AutoCloseable {
    * address does not change when it restarts.
    */
   public synchronized String bootstrapServers() {
+    if (closed) {
+      throw new IllegalStateException("the test cluster is closed");
+    }
     List<String> all = new ArrayList<>();
     for (String l : listeners) {
       if (l != null) {
@@ -260,7 +264,11 @@ public final class TributaryTestCluster implements AutoCloseable {
     }
   }
 
-  /** A new client connected to every node ({@link #bootstrapServers}); the caller closes it. */
+  /**
+   * A new client connected to every node ({@link #bootstrapServers}); the caller closes it.
+   *
+   * @throws IllegalStateException if the cluster is closed
+   */
   public TributaryClient connect() {
     return TributaryClient.connect(bootstrapServers());
   }

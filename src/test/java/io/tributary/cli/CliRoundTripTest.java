@@ -47,6 +47,7 @@ class CliRoundTripTest {
     Map<String, Object> overrides = new HashMap<>();
     overrides.put("tributary.data-dir", dataDir.toString());
     overrides.put("akka.remote.artery.canonical.port", 0);
+    overrides.put("tributary.broker.listeners", "127.0.0.1:0"); // a free port: 9092 may be some broker's
     overrides.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
     node = BrokerNode.start(BrokerNode.config(null, overrides));
     bootstrap = node.bootstrapServer();

@@ -61,7 +61,9 @@ class LeaderShardingTest {
       assertLeaderEntity(leader, t.topicId(), p);
       for (String r : p.replicas()) {
         if (!r.equals(p.leader())) {
-          assertTrue(resolves(follower(c.node(r), "sh", 0)), "a follower actor on " + r);
+          // a new partition's ISR is every replica from its creation on (as Kafka's), before the replica managers
+          // have started its followers: wait for the actor (one run under load asked before it started)
+          await("a follower actor on " + r, () -> resolves(follower(c.node(r), "sh", 0)));
         }
       }
       for (int i = 0; i < 5; i++) {
