@@ -304,13 +304,7 @@ public final class ReplicaManager {
 
     Behavior<PartitionLeader.Command> behavior(
         ReplicatorMessageAdapter<PartitionLeader.Command, LWWMap<String, TopicMetadata>> replicator) {
-      replicator.subscribe(ClusterMetadata.TOPICS,
-          changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
-              ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
-      replicator.askGet(
-          replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
-          rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
-              ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
+      followTopics(replicator);
       return Behaviors.receive(PartitionLeader.Command.class)
           .onMessage(MetadataChanged.class, m -> {
             topics = keepingPushed(m.topics(), topics);
@@ -435,13 +429,7 @@ public final class ReplicaManager {
 
     Behavior<PartitionLeader.Command> behavior(
         ReplicatorMessageAdapter<PartitionLeader.Command, LWWMap<String, TopicMetadata>> replicator) {
-      replicator.subscribe(ClusterMetadata.TOPICS,
-          changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
-              ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
-      replicator.askGet(
-          replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
-          rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
-              ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
+      followTopics(replicator);
       requestSync();
       return Behaviors.receive(PartitionLeader.Command.class)
           .onMessage(TopicsSnapshot.class, m -> {
@@ -768,5 +756,20 @@ public final class ReplicaManager {
       }
     }
     return next;
+  }
+
+  /**
+   * Has the actor of {@code replicator} told of every change of the topic map ({@link MetadataChanged}), and of the
+   * map as this node's replica has it now (a local read, so that an actor started after the last change has it too).
+   */
+  private static void followTopics(
+      ReplicatorMessageAdapter<PartitionLeader.Command, LWWMap<String, TopicMetadata>> replicator) {
+    replicator.subscribe(ClusterMetadata.TOPICS,
+        changed -> changed instanceof Replicator.Changed<LWWMap<String, TopicMetadata>> c
+            ? new MetadataChanged(entries(c.dataValue())) : new MetadataChanged(Map.of()));
+    replicator.askGet(
+        replyTo -> new Replicator.Get<>(ClusterMetadata.TOPICS, Replicator.readLocal(), replyTo),
+        rsp -> rsp instanceof Replicator.GetSuccess<LWWMap<String, TopicMetadata>> ok
+            ? new MetadataChanged(entries(ok.dataValue())) : Ignore.INSTANCE);
   }
 }
